@@ -1,0 +1,133 @@
+r"""Sinusoidal positional encoding (Vaswani et al., 2017).
+
+Self-attention treats its input as a set, so the order of the tokens has to be
+added to the tokens themselves. The original Transformer adds a fixed table
+``PE`` of shape ``(T, D)`` to the embeddings:
+
+.. math::
+
+   PE_{(pos, 2i)} = \sin\!\left(\frac{pos}{10000^{2i/D}}\right), \qquad
+   PE_{(pos, 2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/D}}\right).
+
+Column ``j`` oscillates with angular frequency ``10000 ** (-2 * (j // 2) / D)``:
+even columns carry the sine, odd columns the cosine of the same frequency. The
+two functions below compute the same table in two algebraically equal ways, one
+in PyTorch and one in NumPy, so that a test can check them against each other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from lessons_code._checks import check_positive_int
+
+__all__ = ["positional_encoding", "positional_encoding_numpy"]
+
+#: The base of the geometric progression of wavelengths in the 2017 paper.
+BASE = 10000.0
+
+
+def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
+    """Sinusoidal positional encoding in PyTorch, written in the power form.
+
+    Parameters
+    ----------
+    num_positions
+        Number of positions ``T`` (rows of the table), at least 1.
+    d_model
+        Model width ``D`` (columns of the table), at least 1. An odd ``D``
+        is allowed: its last column is a sine.
+
+    Returns
+    -------
+    torch.Tensor
+        A float32 tensor whose row ``pos`` is the encoding of position ``pos``.
+
+    Shape
+    -----
+    Output: ``(T, D)``, where ``T`` is ``num_positions`` and ``D`` is ``d_model``.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is smaller than 1.
+
+    Examples
+    --------
+    >>> pe = positional_encoding(50, 32)
+    >>> pe.shape
+    torch.Size([50, 32])
+    >>> float(pe[0, 1])  # cos(0)
+    1.0
+    """
+    num_positions = check_positive_int(num_positions, "num_positions")
+    d_model = check_positive_int(d_model, "d_model")
+
+    # The computation runs in float64 and is rounded once at the end, so the
+    # table is the correctly rounded float32 value of the formula.
+    positions = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (T, 1)
+    pair_index = torch.arange(d_model, dtype=torch.float64) // 2  # (D,): i for columns 2i, 2i+1
+    inv_freq = 1.0 / BASE ** (2.0 * pair_index / d_model)  # (D,)
+    angles = positions * inv_freq  # (T, D)
+
+    pe = torch.empty_like(angles)  # (T, D)
+    pe[:, 0::2] = torch.sin(angles[:, 0::2])  # even columns: sine
+    pe[:, 1::2] = torch.cos(angles[:, 1::2])  # odd columns: cosine
+    return pe.to(torch.float32)
+
+
+def positional_encoding_numpy(num_positions: int, d_model: int) -> np.ndarray:
+    """Sinusoidal positional encoding in NumPy, written in the exp-log form.
+
+    Uses ``1 / 10000**(2i/D) == exp(-ln(10000) * 2i / D)``, the form many
+    implementations use because it avoids a large power.
+
+    Parameters
+    ----------
+    num_positions
+        Number of positions ``T`` (rows of the table), at least 1.
+    d_model
+        Model width ``D`` (columns of the table), at least 1; an odd ``D`` is
+        allowed and its last column is a sine.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 array whose row ``pos`` is the encoding of position ``pos``.
+
+    Shape
+    -----
+    Output: ``(T, D)``, where ``T`` is ``num_positions`` and ``D`` is ``d_model``.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is smaller than 1.
+
+    Examples
+    --------
+    >>> pe = positional_encoding_numpy(20, 16)
+    >>> pe.shape
+    (20, 16)
+    >>> bool(abs(pe).max() <= 1.0)
+    True
+    """
+    num_positions = check_positive_int(num_positions, "num_positions")
+    d_model = check_positive_int(d_model, "d_model")
+
+    positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (T, 1)
+    even_dims = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(D/2),): the values 2i
+    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)  # (ceil(D/2),)
+    angles = positions * inv_freq  # (T, ceil(D/2))
+
+    pe = np.empty((num_positions, d_model), dtype=np.float64)  # (T, D)
+    pe[:, 0::2] = np.sin(angles)  # ceil(D/2) sine columns
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # floor(D/2) cosine columns
+    return pe
