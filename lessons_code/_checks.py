@@ -16,7 +16,10 @@ import torch
 
 __all__ = [
     "check_array",
+    "check_bool_mask",
+    "check_like",
     "check_positive_int",
+    "check_real",
     "check_tensor",
 ]
 
@@ -120,3 +123,98 @@ def check_array(
             f"{name} must have {ndim} dimensions, got {value.ndim} (shape {value.shape})"
         )
     return value.astype(np.result_type(value.dtype, np.float64), copy=False)
+
+
+def check_real(value: object, name: str, *, minimum: float = 0.0, strict: bool = False) -> float:
+    """Return ``value`` as a ``float`` if it is a finite real number above ``minimum``.
+
+    Parameters
+    ----------
+    value
+        The object to check.
+    name
+        The parameter name used in error messages.
+    minimum
+        The smallest accepted value.
+    strict
+        If ``True``, ``minimum`` itself is rejected (``value > minimum``);
+        otherwise it is accepted (``value >= minimum``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans are rejected).
+    ValueError
+        If ``value`` is not finite or is below (or, with ``strict``, equal to)
+        ``minimum``.
+    """
+    relation = ">" if strict else ">="
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a real number {relation} {minimum}, got {_describe(value)}"
+        )
+    number = float(value)
+    too_small = number <= minimum if strict else number < minimum
+    if not np.isfinite(number) or too_small:
+        raise ValueError(f"{name} must be a finite real number {relation} {minimum}, got {value}")
+    return number
+
+
+def check_bool_mask(value: object, name: str, *, shape: Sequence[int]) -> torch.Tensor:
+    """Return ``value`` if it is a boolean tensor that broadcasts to ``shape``.
+
+    Masks in :mod:`lessons_code` use the convention of
+    :func:`torch.nn.functional.scaled_dot_product_attention`: ``True`` means
+    "may attend".
+
+    Parameters
+    ----------
+    value
+        The object to check.
+    name
+        The parameter name used in error messages.
+    shape
+        The shape the mask must broadcast to without growing, e.g. the shape of
+        the attention scores ``(B, H, T_q, T_k)``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a tensor of dtype ``torch.bool``.
+    ValueError
+        If its shape does not broadcast to ``shape``.
+    """
+    target = torch.Size(tuple(shape))
+    if not isinstance(value, torch.Tensor) or value.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must be a boolean torch.Tensor (True = may attend), got {_describe(value)}"
+        )
+    try:
+        broadcast = torch.broadcast_shapes(value.shape, target)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != target:
+        raise ValueError(
+            f"{name} must broadcast to shape {tuple(target)}, got shape {tuple(value.shape)}"
+        )
+    return value
+
+
+def check_like(value: torch.Tensor, name: str, *, like: torch.Tensor, like_name: str) -> None:
+    """Check that ``value`` has the dtype and device of ``like``.
+
+    Raises
+    ------
+    TypeError
+        If the dtypes differ.
+    ValueError
+        If the devices differ.
+    """
+    if value.dtype != like.dtype:
+        raise TypeError(
+            f"{name} must have the dtype of {like_name} ({like.dtype}), got {value.dtype}"
+        )
+    if value.device != like.device:
+        raise ValueError(
+            f"{name} must be on the device of {like_name} ({like.device}), got {value.device}"
+        )

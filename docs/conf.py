@@ -1,0 +1,121 @@
+"""Sphinx configuration for *The Transformer Architecture*."""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.metadata import version as _dist_version
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+# -- Project ------------------------------------------------------------------
+project = "The Transformer Architecture"
+author = "The Transformer Architecture authors"
+copyright = "2026, " + author  # noqa: A001 - Sphinx's name
+release = _dist_version("lessons-code")
+version = ".".join(release.split(".")[:2])
+
+# -- General ------------------------------------------------------------------
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx_gallery.gen_gallery",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "sphinxcontrib.bibtex",
+    "sphinx_exercise",
+    "katex_mathml",
+]
+
+nitpicky = True
+# Names from third-party packages that autodoc meets in signatures and that
+# cannot be resolved without intersphinx (the build never uses the network).
+nitpick_ignore_regex = [
+    ("py:class", r"(torch|numpy|np|nn|matplotlib)\..*"),
+    ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module)"),
+]
+exclude_patterns = [
+    "_build",
+    "jupyter_execute",
+    # sphinx-gallery writes a notebook next to every example's page; those
+    # are downloads for readers, never pages for MyST-NB to read again.
+    "auto_examples/*.ipynb",
+    "auto_examples/**/*.ipynb",
+]
+templates_path: list[str] = []
+
+# -- Math: LaTeX -> MathML at build time, no JavaScript ------------------------
+html_math_renderer = "katex_mathml"
+math_numfig = True
+numfig = True
+
+# -- MyST / MyST-NB -------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_heading_anchors = 3
+myst_update_mathjax = False  # MathJax is not used
+nb_execution_mode = "cache"
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_execution_timeout = 600
+nb_merge_streams = True
+nb_ipywidgets_js: dict[str, dict[str, str]] = {}  # nothing from a CDN
+nb_execution_excludepatterns = ["auto_examples/*"]
+
+# -- autodoc ------------------------------------------------------------------
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "show-inheritance": False}
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_custom_sections = ["Shape"]
+napoleon_use_rtype = False
+
+# -- sphinx-gallery -----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": ["../gallery"],
+    "gallery_dirs": ["auto_examples"],
+    "filename_pattern": r".*\.py$",  # execute every example
+    "ignore_pattern": r"__init__\.py",
+    "doc_module": ("lessons_code",),
+    "reference_url": {"lessons_code": None},
+    "backreferences_dir": "gen_modules/backreferences",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "remove_config_comments": True,
+    "download_all_examples": True,
+    # The execution-times pages pull jQuery and DataTables from CDNs.
+    "write_computation_times": False,
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+    "plot_gallery": "True",
+}
+
+# -- Bibliography -------------------------------------------------------------
+bibtex_bibfiles = ["references.bib"]
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
+
+# -- HTML ---------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
+html_last_updated_fmt = None
+html_copy_source = False
+html_show_sourcelink = False
+html_context = {"default_mode": "light"}
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "navigation_with_keys": False,
+}
+
+# Reproducible output: the same sources give the same bytes.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01

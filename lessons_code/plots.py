@@ -1,0 +1,110 @@
+"""Small plotting helpers shared by the lesson pages and the gallery.
+
+Matplotlib is not a dependency of the algorithms, so it is imported only when a
+helper is called (install it with ``pip install "lessons-code[examples]"``).
+Every helper draws on an :class:`matplotlib.axes.Axes` it is given and labels
+what it draws, so the figure's title and axis labels can serve as alt text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.image import AxesImage
+
+__all__ = ["heatmap"]
+
+
+def heatmap(
+    ax: Axes,
+    data: np.ndarray | torch.Tensor,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    cmap: str = "viridis",
+    symmetric: bool = False,
+    colorbar_label: str | None = None,
+    annotate: bool = False,
+    fmt: str = "{:.2f}",
+) -> AxesImage:
+    """Draw a matrix as a labelled heatmap with a colour bar.
+
+    Parameters
+    ----------
+    ax
+        The axes to draw on.
+    data
+        A 2-D array or tensor; row ``i`` is drawn as the ``i``-th row from the top.
+    title, xlabel, ylabel
+        Text for the axes; none may be empty, since they describe the figure.
+    cmap
+        A Matplotlib colormap name (use a diverging one such as ``"RdBu"``
+        together with ``symmetric=True`` for signed data).
+    symmetric
+        Centre the colour scale on zero, from ``-m`` to ``m`` where ``m`` is the
+        largest absolute value.
+    colorbar_label
+        Label of the colour bar, if any.
+    annotate
+        Write each value into its cell (for small matrices).
+    fmt
+        Format of the annotations.
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        The image that was drawn.
+
+    Shape
+    -----
+    ``data``: ``(R, C)``, ``R`` rows and ``C`` columns.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is not 2-D or a label is empty.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> image = heatmap(ax, np.eye(3), title="Identity", xlabel="column", ylabel="row")
+    >>> image.get_array().shape
+    (3, 3)
+    >>> plt.close(fig)
+    """
+    if isinstance(data, torch.Tensor):
+        data = data.detach().cpu().numpy()
+    matrix = np.asarray(data, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"data must be 2-D, got shape {matrix.shape}")
+    for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {text!r}")
+
+    options: dict[str, Any] = {"cmap": cmap, "aspect": "auto", "interpolation": "nearest"}
+    if symmetric:
+        limit = float(np.abs(matrix).max()) or 1.0
+        options.update(vmin=-limit, vmax=limit)
+    image = ax.imshow(matrix, **options)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    colorbar = ax.figure.colorbar(image, ax=ax)
+    if colorbar_label:
+        colorbar.set_label(colorbar_label)
+    if annotate:
+        for (row, col), value in np.ndenumerate(matrix):
+            red, green, blue, _ = image.cmap(image.norm(value))
+            luminance = 0.299 * red + 0.587 * green + 0.114 * blue  # dark cell: white text
+            colour = "black" if luminance > 0.5 else "white"
+            ax.text(col, row, fmt.format(value), ha="center", va="center", color=colour)
+    return image

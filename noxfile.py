@@ -1,0 +1,95 @@
+"""Maintainer sessions: build the book, test it, lint it, preview it, package it.
+
+Every session installs ``torch==2.13.0`` first, explicitly: the project's own
+requirement is a range, and an unpinned install would pull a multi-GB CUDA
+build where a CPU wheel is all the book needs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.10"
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "tests"]
+
+ROOT = Path(__file__).resolve().parent
+DOCS = ROOT / "docs"
+HTML = DOCS / "_build" / "html"
+TORCH = "torch==2.13.0"
+# The interpreter nox itself runs on (any Python 3.11+).
+PYTHON: str | None = None
+
+# sphinx-build flags: nitpicky, warnings are errors (all of them reported
+# before failing), full tracebacks.
+SPHINX_FLAGS = ["-W", "--keep-going", "-n", "-T", "-b", "html"]
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    """Install torch first (pinned), then the project with ``extras``."""
+    session.install(TORCH)
+    spec = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", spec)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the HTML site into docs/_build/html (every page and example executed)."""
+    _install(session, "docs")
+    session.run("sphinx-build", *SPHINX_FLAGS, *session.posargs, str(DOCS), str(HTML))
+    session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Run the whole test suite: package, site build, and the site in headless Chromium."""
+    _install(session, "docs", "test")
+    session.run("pytest", *session.posargs, env={"LESSONS_SPHINX_FLAGS": " ".join(SPHINX_FLAGS)})
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """Check style and formatting with ruff."""
+    session.install("ruff>=0.8")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON, default=False)
+def serve(session: nox.Session) -> None:
+    """Live preview: rebuild on every change and reload the browser (sphinx-autobuild)."""
+    _install(session, "docs")
+    session.install("sphinx-autobuild>=2024.10")
+    session.run(
+        "sphinx-autobuild",
+        *SPHINX_FLAGS,
+        "--watch",
+        str(ROOT / "lessons_code"),
+        "--watch",
+        str(ROOT / "gallery"),
+        "--ignore",
+        str(DOCS / "auto_examples"),
+        "--ignore",
+        str(DOCS / "gen_modules"),
+        *session.posargs,
+        str(DOCS),
+        str(HTML),
+    )
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build the wheel and sdist of lessons_code into dist/."""
+    session.install("build>=1.2")
+    shutil.rmtree(ROOT / "dist", ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(ROOT / "dist"), env=_reproducible())
+
+
+def _reproducible() -> dict[str, str]:
+    """Environment for byte-identical archives."""
+    return {"SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1767225600")}

@@ -1,0 +1,127 @@
+"""Fixtures for the tests that build the site and look at it in a browser.
+
+The site is built once per test session with the same flags as ``nox -s docs``
+(nitpicky, warnings are errors) into ``docs/_build/html``, so the execution
+caches of a previous ``nox -s docs`` are reused. The browser is Debian's
+Chromium driven by Playwright; Playwright's own browser download is not used.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+HTML = DOCS / "_build" / "html"
+ARTIFACTS = ROOT / "test-artifacts"
+DEFAULT_FLAGS = "-W --keep-going -n -T -b html"
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one ``sphinx-build`` run returned."""
+
+    returncode: int
+    output: str
+    html: Path
+
+
+def run_sphinx(source: Path, out: Path, *extra: str) -> BuildResult:
+    """Build ``source`` into ``out`` with the maintainers' flags; never raises."""
+    flags = shlex.split(os.environ.get("LESSONS_SPHINX_FLAGS", DEFAULT_FLAGS))
+    command = [sys.executable, "-m", "sphinx", *flags, *extra, str(source), str(out)]
+    completed = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=1800
+    )
+    return BuildResult(completed.returncode, completed.stdout + completed.stderr, out)
+
+
+@pytest.fixture(scope="session")
+def built_site() -> BuildResult:
+    """The site, built from the working tree; the build must succeed."""
+    result = run_sphinx(DOCS, HTML)
+    if result.returncode != 0:
+        pytest.fail(f"sphinx-build failed (exit {result.returncode}):\n{result.output[-6000:]}")
+    return result
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: BuildResult) -> Iterator[str]:
+    """Serve the built site on a free port of 127.0.0.1."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site.html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium executable, or ``None``."""
+    configured = os.environ.get("CHROMIUM")
+    for candidate in ((configured,) if configured else ()) + CHROMIUM_CANDIDATES:
+        if candidate and Path(candidate).exists():
+            return candidate
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """A headless Chromium; skipped loudly without one, except under CI=true."""
+    executable = find_chromium()
+    if executable is None:
+        reason = (
+            "NO BROWSER: Chromium not found at /usr/bin/chromium (install Debian's "
+            "'chromium' package or set CHROMIUM=/path/to/chromium); browser tests skipped"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " -- and CI=true, where a missing browser is a failure")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Folder for screenshots a maintainer can look at after the run."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

@@ -1,0 +1,53 @@
+"""The site builds from the sources with no warning, and holds what it must."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import BuildResult
+
+WARNING = re.compile(r"(WARNING|ERROR|CRITICAL):")
+
+
+def test_build_succeeds_without_warnings(built_site: BuildResult) -> None:
+    warnings = [line for line in built_site.output.splitlines() if WARNING.search(line)]
+    assert warnings == [], "the build printed warnings:\n" + "\n".join(warnings)
+    assert "build succeeded" in built_site.output
+
+
+def test_pages_exist(built_site: BuildResult) -> None:
+    for page in (
+        "index.html",
+        "positional_encoding.html",
+        "api.html",
+        "bibliography.html",
+        "auto_examples/index.html",
+        "auto_examples/plot_positional_encoding.html",
+    ):
+        assert (built_site.html / page).is_file(), page
+
+
+def test_no_reference_to_another_host_in_markup(built_site: BuildResult) -> None:
+    """No page loads a script, stylesheet, image or font from another host."""
+    loader = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*?(?:src|href)=["'](https?:)?//""")
+    offenders = [
+        str(path.relative_to(built_site.html))
+        for path in built_site.html.rglob("*.html")
+        if loader.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_math_rendered_to_mathml_at_build_time(built_site: BuildResult) -> None:
+    page = (built_site.html / "positional_encoding.html").read_text(encoding="utf-8")
+    assert page.count("<math") >= 5
+    scripts = re.findall(r"<script\b[^>]*>", page)
+    assert not [tag for tag in scripts if re.search("mathjax|katex", tag, re.IGNORECASE)]
+    assert 'id="equation-eq-positional-encoding"' in page
+
+
+def test_glued_difference_is_in_the_prose(built_site: BuildResult) -> None:
+    page = (built_site.html / "positional_encoding.html").read_text(encoding="utf-8")
+    match = re.search(r"differ by at most\s*<span[^>]*>([0-9.]+e[-+][0-9]+)</span>", page)
+    assert match, "the glued maximum difference is missing from the page"
+    assert 0.0 < float(match.group(1)) < 1e-6
