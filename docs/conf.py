@@ -13,7 +13,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # -- Project ------------------------------------------------------------------
 project = "The Transformer Architecture"
 author = "The Transformer Architecture authors"
-copyright = "2026, " + author  # noqa: A001 - Sphinx's name
+copyright = "2026, " + author
 release = _dist_version("lessons-code")
 version = ".".join(release.split(".")[:2])
 
@@ -28,6 +28,7 @@ extensions = [
     "sphinxcontrib.bibtex",
     "sphinx_exercise",
     "katex_mathml",
+    "code_deps",
 ]
 
 nitpicky = True

@@ -11,10 +11,12 @@ RAW_TEX_JS = r"""
 () => {
   const article = document.querySelector("main") || document.body;
   const copy = article.cloneNode(true);
-  copy.querySelectorAll("math, pre, code, script, style, .highlight").forEach((n) => n.remove());
+  const skipped = "math, pre, code, script, style, .highlight";
+  copy.querySelectorAll(skipped).forEach((n) => n.remove());
   const text = copy.textContent;
-  const found = text.match(/\$\$|\\\(|\\\[|\\(frac|sin|cos|sqrt|left|right|operatorname|mathrm)\b/g);
-  return found || [];
+  const commands = /\\(frac|sin|cos|sqrt|left|right|operatorname|mathrm|cdot)\b/g;
+  const found = (text.match(/\$\$|\\\(|\\\[/g) || []).concat(text.match(commands) || []);
+  return found;
 }
 """
 

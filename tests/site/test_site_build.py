@@ -29,7 +29,9 @@ def test_pages_exist(built_site: BuildResult) -> None:
 
 def test_no_reference_to_another_host_in_markup(built_site: BuildResult) -> None:
     """No page loads a script, stylesheet, image or font from another host."""
-    loader = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*?(?:src|href)=["'](https?:)?//""")
+    loader = re.compile(
+        r"""<(?:script|link|img|iframe|source)\b[^>]*?(?:src|href)=["'](https?:)?//"""
+    )
     offenders = [
         str(path.relative_to(built_site.html))
         for path in built_site.html.rglob("*.html")

@@ -1,0 +1,188 @@
+"""Re-execute exactly what depends on an edited ``lessons_code`` module.
+
+The caches of MyST-NB (jupyter-cache) and sphinx-gallery (an md5 per script)
+only look at a page's or an example's own code. Edit a function a page imports
+and both caches would happily serve the old output. This extension closes that
+gap:
+
+* It reads which ``lessons_code`` modules a page or example imports, and
+  follows the package's own imports from there (``positional`` imports
+  ``_checks``, say), giving the set of source files its output depends on.
+* Lesson pages: each file is noted as a Sphinx dependency, so an edit makes
+  Sphinx read the page again; and a hidden cell carrying the digest of those
+  files is appended to the notebook, so jupyter-cache sees new code and
+  executes it again. A page that imports nothing from the package is
+  untouched.
+* Gallery examples: before sphinx-gallery runs, an example whose digest
+  changed since the last build loses its ``.md5`` stamp, so sphinx-gallery
+  executes it again. Digests are kept in ``<outdir>/../code_deps.json``.
+
+Nothing else is executed: prose edits and edits to unrelated modules leave
+every cached output in place.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sphinx.util import logging
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+logger = logging.getLogger(__name__)
+
+PACKAGE = "lessons_code"
+_IMPORT_LINE = re.compile(rf"^\s*(?:from|import)\s+{PACKAGE}\b")
+_NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
+DIGEST_CELL = """
+
+```{{code-cell}} ipython3
+:tags: [remove-cell]
+
+# Digest of the lessons_code sources this page depends on (docs/_ext/code_deps.py):
+# {digest}
+```
+"""
+
+
+def package_dir(app: Sphinx) -> Path:
+    """The folder of the ``lessons_code`` package in this source tree."""
+    return (Path(app.srcdir) / ".." / PACKAGE).resolve()
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    """Path of ``lessons_code.x.y`` under ``root`` (the package folder), if any."""
+    parts = dotted.split(".")[1:]
+    base = root.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def imported_modules(source: str) -> set[str]:
+    """Dotted names of the ``lessons_code`` modules that ``source`` imports.
+
+    ``source`` may be a Python script or a MyST notebook: every line that
+    starts an import of the package is parsed (with its parenthesised
+    continuation lines), wherever it stands.
+    """
+    names: set[str] = set()
+    lines = source.splitlines()
+    for index, line in enumerate(lines):
+        if not _IMPORT_LINE.match(line):
+            continue
+        statement = line.strip()
+        follow = index + 1
+        while "(" in statement and ")" not in statement and follow < len(lines):
+            statement += " " + lines[follow].strip()
+            follow += 1
+        try:
+            tree = ast.parse(statement)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+                # ``from lessons_code import positional`` imports a submodule.
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+    return {name for name in names if name.split(".")[0] == PACKAGE}
+
+
+@lru_cache(maxsize=256)
+def _module_imports(path: Path, mtime_ns: int) -> frozenset[str]:
+    """Package modules imported by the module at ``path`` (cached per mtime)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import inside the package
+                module = f"{PACKAGE}.{node.module}" if node.module else PACKAGE
+            else:
+                module = node.module or ""
+            if module.split(".")[0] == PACKAGE:
+                found.add(module)
+                found.update(f"{module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+    return frozenset(found)
+
+
+def dependency_files(root: Path, modules: set[str]) -> list[Path]:
+    """Source files of ``modules`` and of everything they import from the package."""
+    seen: set[Path] = set()
+    pending = [PACKAGE, *sorted(modules)]
+    while pending:
+        path = _module_file(root, pending.pop())
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        pending.extend(_module_imports(path, path.stat().st_mtime_ns))
+    return sorted(seen)
+
+
+def digest(files: list[Path], root: Path) -> str:
+    """SHA-256 over the files' names (relative to ``root``) and contents."""
+    hasher = hashlib.sha256()
+    for path in files:
+        hasher.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
+        hasher.update(path.read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
+def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Tie a notebook page's execution to the package sources it imports."""
+    text = source[0]
+    if not _NOTEBOOK_MARKER.search(text):
+        return
+    modules = imported_modules(text)
+    if not modules:
+        return
+    root = package_dir(app)
+    files = dependency_files(root, modules)
+    for path in files:
+        app.env.note_dependency(str(path))
+    source[0] = text + DIGEST_CELL.format(digest=digest(files, root))
+
+
+def on_builder_inited(app: Sphinx) -> None:
+    """Drop the md5 stamp of every gallery example whose package sources changed."""
+    conf = app.config.sphinx_gallery_conf
+    root = package_dir(app)
+    record_path = Path(app.outdir).parent / "code_deps.json"
+    try:
+        record: dict[str, str] = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    srcdir = Path(app.srcdir)
+    for examples, gallery in zip(conf["examples_dirs"], conf["gallery_dirs"], strict=True):
+        examples_dir = (srcdir / examples).resolve()
+        for script in sorted(examples_dir.rglob("*.py")):
+            relative = script.relative_to(examples_dir)
+            files = dependency_files(root, imported_modules(script.read_text(encoding="utf-8")))
+            key = f"{gallery}/{relative.as_posix()}"
+            current = digest(files, root)
+            if record.get(key) != current:
+                stamp = srcdir / gallery / f"{relative.as_posix()}.md5"
+                if stamp.exists():
+                    logger.info(f"[code_deps] {key}: lessons_code changed, will re-execute")
+                    stamp.unlink()
+                record[key] = current
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Connect the two hooks; the gallery one runs before sphinx-gallery's."""
+    app.connect("source-read", on_source_read)
+    app.connect("builder-inited", on_builder_inited, priority=100)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
