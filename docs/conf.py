@@ -29,6 +29,8 @@ extensions = [
     "sphinx_exercise",
     "katex_mathml",
     "code_deps",
+    "provenance",
+    "claims",
 ]
 
 nitpicky = True
