@@ -31,6 +31,7 @@ extensions = [
     "code_deps",
     "provenance",
     "claims",
+    "reader_wheel",
 ]
 
 nitpicky = True

@@ -2,11 +2,13 @@
 
 Pages glue their measured numbers into the prose with MyST-NB's ``glue``. This
 extension reads the glued values of every page after the pages have executed
-and compares each one with its expectation in ``docs/claims.toml``:
+and compares each one with its expectation in ``docs/claims/<page>.toml``
+(one file per page, named after the page's document name):
 
 .. code-block:: toml
 
-   [positional_encoding.pe_max_diff]
+   # docs/claims/positional_encoding.toml
+   [pe_max_diff]
    what = "largest |torch - numpy| over the 50 x 32 encoding"
    min = 0.0
    max = 1e-6
@@ -32,10 +34,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def load_expectations(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """Read ``claims.toml``: page -> glue key -> {what, min, max, equals}."""
-    with path.open("rb") as handle:
-        return tomllib.load(handle)
+def load_expectations(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Read ``folder/*.toml``: page -> glue key -> {what, min, max, equals}.
+
+    A page in a subfolder, ``a/b``, has its claims in ``folder/a.b.toml``.
+    """
+    expectations = {}
+    for path in sorted(folder.glob("*.toml")):
+        with path.open("rb") as handle:
+            expectations[path.stem.replace(".", "/")] = tomllib.load(handle)
+    return expectations
 
 
 def glued_values(folder: Path, docname: str) -> dict[str, str] | None:
@@ -70,20 +78,21 @@ def problems(value_text: str, expected: dict[str, Any]) -> str | None:
 
 
 def check_claims(app: Sphinx, exception: BaseException | None) -> None:
-    """Compare every page's glued values with ``claims.toml``, on every build."""
+    """Compare every page's glued values with ``claims/*.toml``, on every build."""
     if exception is not None:
         return
     env = app.env
-    spec_path = Path(app.srcdir) / "claims.toml"
-    expectations = load_expectations(spec_path)
+    spec_dir = Path(app.srcdir) / "claims"
+    expectations = load_expectations(spec_dir)
     folder = Path(app.outdir).parent / "jupyter_execute"
     for docname in sorted(env.found_docs):
         glued = glued_values(folder, docname) or {}
-        wanted = expectations.get(docname.replace("/", "."), {})
+        wanted = expectations.get(docname, {})
+        spec_name = f"claims/{docname.replace('/', '.')}.toml"
         for key in sorted(set(glued) - set(wanted)):
             logger.warning(
-                f"claims: {key!r} is glued into the prose but {spec_path.name} has no "
-                f"expectation for [{docname}.{key}]",
+                f"claims: {key!r} is glued into the prose but {spec_name} has no "
+                f"expectation [{key}] for it",
                 location=docname,
                 type="claims",
             )
@@ -91,7 +100,7 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
             what = expected.get("what", key)
             if key not in glued:
                 logger.warning(
-                    f"claims: {what} ({key!r}) is expected by {spec_path.name} "
+                    f"claims: {what} ({key!r}) is expected by {spec_name} "
                     "but the page never glued it",
                     location=docname,
                     type="claims",

@@ -15,7 +15,7 @@ from conftest import DOCS, BuildResult
 sys.path.insert(0, str(DOCS / "_ext"))
 from claims import glued_values, load_expectations, problems
 
-EXPECTATIONS = load_expectations(DOCS / "claims.toml")
+EXPECTATIONS = load_expectations(DOCS / "claims")
 CASES = [
     (page, key, expected)
     for page, claims in sorted(EXPECTATIONS.items())
@@ -27,7 +27,7 @@ CASES = [
     ("page", "key", "expected"), CASES, ids=[f"{page}.{key}" for page, key, _ in CASES]
 )
 def test_claim_holds(built_site: BuildResult, page: str, key: str, expected: dict) -> None:
-    glued = glued_values(DOCS / "_build" / "jupyter_execute", page.replace(".", "/"))
+    glued = glued_values(DOCS / "_build" / "jupyter_execute", page)
     assert glued is not None, f"{page} glued nothing"
     assert key in glued, f"{page} does not glue {key!r}"
     assert problems(glued[key], expected) is None, (expected.get("what"), glued[key])
@@ -39,7 +39,7 @@ def test_every_glued_value_has_an_expectation(built_site: BuildResult) -> None:
     for path in sorted(folder.rglob("*.glue.json")):
         docname = path.relative_to(folder).as_posix().removesuffix(".glue.json")
         for key in glued_values(folder, docname) or {}:
-            if key not in EXPECTATIONS.get(docname.replace("/", "."), {}):
+            if key not in EXPECTATIONS.get(docname, {}):
                 unchecked.append(f"{docname}.{key}")
     assert unchecked == []
 
