@@ -22,6 +22,7 @@ extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
+    "sphinx.ext.autosummary",
     "sphinx_gallery.gen_gallery",
     "sphinx_design",
     "sphinx_copybutton",
@@ -38,8 +39,8 @@ nitpicky = True
 # Names from third-party packages that autodoc meets in signatures and that
 # cannot be resolved without intersphinx (the build never uses the network).
 nitpick_ignore_regex = [
-    ("py:class", r"(torch|numpy|np|nn|matplotlib)\..*"),
-    ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module)"),
+    ("py:.*", r"(torch|numpy|np|nn|F|matplotlib|pandas|collections|typing)\..*"),
+    ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module|Figure|DataFrame|Callable)"),
 ]
 exclude_patterns = [
     "_build",
@@ -49,7 +50,7 @@ exclude_patterns = [
     "auto_examples/*.ipynb",
     "auto_examples/**/*.ipynb",
 ]
-templates_path: list[str] = []
+templates_path = ["_templates"]
 
 # -- Math: LaTeX -> MathML at build time, no JavaScript ------------------------
 html_math_renderer = "katex_mathml"
@@ -76,6 +77,8 @@ napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_custom_sections = ["Shape"]
 napoleon_use_rtype = False
+autosummary_generate = True
+autosummary_ignore_module_all = False  # document exactly each module's __all__
 
 # -- sphinx-gallery -----------------------------------------------------------
 sphinx_gallery_conf = {

@@ -19,6 +19,10 @@ gap:
 
 Nothing else is executed: prose edits and edits to unrelated modules leave
 every cached output in place.
+
+The same reading of imports feeds the API reference: the directive
+``.. used-in-pages:: lessons_code.positional.positional_encoding`` lists the
+lesson pages that import that name.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from docutils import nodes
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -147,6 +153,7 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     modules = imported_modules(text)
     if not modules:
         return
+    _usage(app.env)[docname] = sorted(modules)
     root = package_dir(app)
     files = dependency_files(root, modules)
     for path in files:
@@ -181,8 +188,68 @@ def on_builder_inited(app: Sphinx) -> None:
     record_path.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
 
 
+def _usage(env: Any) -> dict[str, list[str]]:
+    """docname -> the package names that page imports (kept in the environment)."""
+    if not hasattr(env, "lessons_code_usage"):
+        env.lessons_code_usage = {}
+    return env.lessons_code_usage
+
+
+class used_in_pages(nodes.General, nodes.Element):
+    """Placeholder for the list of pages that import a name."""
+
+
+class UsedInPagesDirective(SphinxDirective):
+    """``.. used-in-pages:: dotted.name`` -- links to the lesson pages importing it."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """Return the placeholder; it is filled once every page has been read."""
+        node = used_in_pages()
+        node["target"] = self.arguments[0]
+        self.env.note_reread()  # the list depends on every other page
+        return [node]
+
+
+def fill_usage(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Replace each placeholder by links to the pages that import its name."""
+    usage = _usage(app.env)
+    for node in doctree.findall(used_in_pages):
+        target = node["target"]
+        pages = sorted(page for page, names in usage.items() if target in names)
+        if not pages:
+            node.replace_self([])
+            continue
+        paragraph = nodes.paragraph(classes=["used-in-pages"])
+        paragraph += nodes.strong(text="Used in the lessons: ")
+        for index, page in enumerate(pages):
+            if index:
+                paragraph += nodes.Text(", ")
+            title = app.env.titles[page].astext() if page in app.env.titles else page
+            uri = app.builder.get_relative_uri(docname, page)
+            paragraph += nodes.reference("", title, internal=True, refuri=uri)
+        node.replace_self(paragraph)
+
+
+def purge_usage(app: Sphinx, env: Any, docname: str) -> None:
+    """Forget what a removed or re-read page imported."""
+    _usage(env).pop(docname, None)
+
+
+def merge_usage(app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
+    """Combine the records of parallel readers."""
+    _usage(env).update(_usage(other))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the two hooks; the gallery one runs before sphinx-gallery's."""
+    """Connect the hooks; the gallery one runs before sphinx-gallery's."""
+    app.add_node(used_in_pages)
+    app.add_directive("used-in-pages", UsedInPagesDirective)
     app.connect("source-read", on_source_read)
     app.connect("builder-inited", on_builder_inited, priority=100)
+    app.connect("doctree-resolved", fill_usage)
+    app.connect("env-purge-doc", purge_usage)
+    app.connect("env-merge-info", merge_usage)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
