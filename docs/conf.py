@@ -97,6 +97,9 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
     "show_memory": False,
     "image_scrapers": ("matplotlib",),
+    # Build only: slow deterministic results are shared with the lesson pages
+    # (docs/_ext/result_cache.py); readers' downloads run the real functions.
+    "reset_modules": ("matplotlib", "result_cache.install_for_gallery"),
     "matplotlib_animations": False,
     "plot_gallery": "True",
 }

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -145,6 +146,25 @@ def digest(files: list[Path], root: Path) -> str:
     return hasher.hexdigest()
 
 
+CACHE_CELL = """
+```{code-cell} ipython3
+:tags: [remove-cell]
+
+# Build only: share slow, deterministic results with the gallery (docs/_ext/result_cache.py).
+try:
+    import sys
+
+    sys.path.insert(0, "{ext}")
+    import result_cache
+
+    result_cache.install()
+except ImportError:
+    pass
+```
+"""
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+
+
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     """Tie a notebook page's execution to the package sources it imports."""
     text = source[0]
@@ -158,7 +178,12 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     files = dependency_files(root, modules)
     for path in files:
         app.env.note_dependency(str(path))
-    source[0] = text + DIGEST_CELL.format(digest=digest(files, root))
+    text += DIGEST_CELL.format(digest=digest(files, root))
+    front = _FRONT_MATTER.match(text)
+    cut = front.end() if front else 0
+    ext = os.path.relpath(Path(app.srcdir) / "_ext", Path(app.env.doc2path(docname)).parent)
+    cell = CACHE_CELL.replace("{ext}", Path(ext).as_posix())
+    source[0] = text[:cut] + cell + text[cut:]
 
 
 def on_builder_inited(app: Sphinx) -> None:
