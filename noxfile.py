@@ -22,8 +22,14 @@ ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
 HTML = DOCS / "_build" / "html"
 TORCH = "torch==2.13.0"
+AXE_CORE = "axe-core@4.14.1"
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
+
+# One intra-op thread for PyTorch and BLAS while the book is built: the book's
+# models are tiny, so threads only add synchronisation (and oversubscribe the
+# CPU in a parallel build), and results then do not depend on the core count.
+BUILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 # sphinx-build flags: nitpicky, warnings are errors (all of them reported
 # before failing), full tracebacks.
@@ -41,7 +47,9 @@ def _install(session: nox.Session, *extras: str) -> None:
 def docs(session: nox.Session) -> None:
     """Build the HTML site into docs/_build/html (every page and example executed)."""
     _install(session, "docs")
-    session.run("sphinx-build", *SPHINX_FLAGS, *session.posargs, str(DOCS), str(HTML))
+    session.run(
+        "sphinx-build", *SPHINX_FLAGS, *session.posargs, str(DOCS), str(HTML), env=BUILD_ENV
+    )
     session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
 
 
@@ -49,7 +57,29 @@ def docs(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the whole test suite: package, site build, and the site in headless Chromium."""
     _install(session, "docs", "test")
-    session.run("pytest", *session.posargs, env={"LESSONS_SPHINX_FLAGS": " ".join(SPHINX_FLAGS)})
+    _install_axe(session)
+    env = {"LESSONS_SPHINX_FLAGS": " ".join(SPHINX_FLAGS), **BUILD_ENV}
+    session.run("pytest", *session.posargs, env=env)
+
+
+def _install_axe(session: nox.Session) -> None:
+    """axe-core, for the accessibility tests, from the npm registry into .axe/."""
+    if (ROOT / ".axe" / "node_modules" / "axe-core" / "package.json").is_file():
+        return
+    if shutil.which("npm") is None:
+        session.warn("npm not found: the accessibility tests will be skipped (a failure under CI)")
+        return
+    session.run(
+        "npm",
+        "install",
+        "--no-save",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(ROOT / ".axe"),
+        AXE_CORE,
+        external=True,
+    )
 
 
 @nox.session(python=PYTHON)
@@ -79,6 +109,7 @@ def serve(session: nox.Session) -> None:
         *session.posargs,
         str(DOCS),
         str(HTML),
+        env=BUILD_ENV,
     )
 
 

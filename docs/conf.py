@@ -102,6 +102,34 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib", "result_cache.install_for_gallery"),
     "matplotlib_animations": False,
     "plot_gallery": "True",
+    # The examples in the order of the book's sections. Every script in
+    # gallery/ must be listed: an unlisted one stops the build (ValueError).
+    # A sort key built from ``list.index`` can be pickled with the environment.
+    "within_subsection_order": __import__(
+        "sphinx_gallery.sorting", fromlist=["FunctionSortKey"]
+    ).FunctionSortKey(
+        [
+            "plot_rnn_vs_attention.py",
+            "plot_self_attention.py",
+            "plot_multihead_attention.py",
+            "plot_attention_speed.py",
+            "plot_positional_encoding.py",
+            "plot_order_task.py",
+            "plot_encoder_block.py",
+            "plot_pre_post_norm.py",
+        ].index,
+        "book order",
+    ),
+    # A cell's last expression is shown: DataFrames as HTML tables.
+    "capture_repr": ("_repr_html_", "__repr__"),
+    # Report every example's run time on its page.
+    "min_reported_time": 0,
+    # Notebook readers install the package first (a comment: nothing runs).
+    "first_notebook_cell": (
+        "# To run this notebook, download the book's package from the example's page and\n"
+        "# install it with the plotting libraries, in the folder you saved it in:\n"
+        f"#     pip install lessons_code-{release}-py3-none-any.whl matplotlib pandas"
+    ),
 }
 
 # -- Bibliography -------------------------------------------------------------
@@ -115,7 +143,7 @@ html_title = project
 html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"
 html_last_updated_fmt = None
-html_copy_source = False
+html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False
 html_context = {"default_mode": "light"}
 html_theme_options = {

@@ -164,7 +164,7 @@ def check_bool_mask(value: object, name: str, *, shape: Sequence[int]) -> torch.
     """Return ``value`` if it is a boolean tensor that broadcasts to ``shape``.
 
     Masks in :mod:`lessons_code` use the convention of
-    :func:`torch.nn.functional.scaled_dot_product_attention`: ``True`` means
+    ``torch.nn.functional.scaled_dot_product_attention``: ``True`` means
     "may attend".
 
     Parameters

@@ -12,9 +12,9 @@ In *self*-attention the queries, keys and values are three projections of the
 same sequence ``X``: ``Q = X W_q``, ``K = X W_k`` and ``V = X W_v``.
 
 Masks follow the convention of
-:func:`torch.nn.functional.scaled_dot_product_attention`: a boolean mask whose
+``torch.nn.functional.scaled_dot_product_attention``: a boolean mask whose
 entry ``[i, j]`` is ``True`` when query ``i`` *may attend* to key ``j``.
-Beware that :class:`torch.nn.MultiheadAttention` and the ``torch.nn.Transformer*``
+Beware that ``torch.nn.MultiheadAttention`` and the ``torch.nn.Transformer*``
 layers read a boolean mask the opposite way (``True`` means "masked out"), so
 a mask built here must be inverted with ``~mask`` before it is passed to them.
 """
@@ -78,8 +78,8 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     >>> p = softmax(np.array([1.0, 2.0, 3.0]))
     >>> p.round(3)
     array([0.09 , 0.245, 0.665])
-    >>> float(p.sum())
-    1.0
+    >>> bool(np.isclose(p.sum(), 1.0))
+    True
     >>> softmax(np.array([1000.0, 1000.0]))  # no overflow
     array([0.5, 0.5])
     """
@@ -89,7 +89,9 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
         raise TypeError(f"axis must be an integer, got {axis!r} of type {type(axis).__name__}")
     if not -z.ndim <= axis < z.ndim:
-        raise ValueError(f"axis must be in [{-z.ndim}, {z.ndim - 1}] for z of shape {z.shape}, got {axis}")
+        raise ValueError(
+            f"axis must be in [{-z.ndim}, {z.ndim - 1}] for z of shape {z.shape}, got {axis}"
+        )
 
     z_max = z.max(axis=axis, keepdims=True)
     if np.isneginf(z_max).any():
@@ -166,9 +168,7 @@ def self_attention(
     T, D = x.shape
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
         if w.shape[0] != D:
-            raise ValueError(
-                f"{name} must have {D} rows (the width D of x), got shape {w.shape}"
-            )
+            raise ValueError(f"{name} must have {D} rows (the width D of x), got shape {w.shape}")
     if w_k.shape[1] != w_q.shape[1]:
         raise ValueError(
             f"w_k must have the width d_k = {w_q.shape[1]} of w_q, got shape {w_k.shape}"

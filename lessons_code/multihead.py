@@ -170,9 +170,7 @@ def _check_torch_mha(mha: object, name: str = "mha") -> nn.MultiheadAttention:
         If it uses a feature this package does not implement.
     """
     if not isinstance(mha, nn.MultiheadAttention):
-        raise TypeError(
-            f"{name} must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"
-        )
+        raise TypeError(f"{name} must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
     if not mha.batch_first:
         raise ValueError(
             f"{name} must be built with batch_first=True (inputs of shape (B, T, D)), "
@@ -465,7 +463,7 @@ class MultiHeadAttention(nn.Module):
         check_like(query, "query", like=self.out_proj.weight, like_name="the module's parameters")
         check_like(key, "key", like=query, like_name="query")
         check_like(value, "value", like=query, like_name="query")
-        B, T_q, D = query.shape
+        B, T_q, _ = query.shape
         T_k = key.shape[1]
         if key.shape[0] != B:
             raise ValueError(

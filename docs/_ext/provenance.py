@@ -59,11 +59,13 @@ def describe(env: Any, docname: str, seeds: str) -> str:
     exec_data = NbMetadataCollector.get_exec_data(env, docname) or {}
     runtime = exec_data.get("runtime")
     took = f"{runtime:.1f} s" if isinstance(runtime, (int, float)) else "not recorded"
-    threads = os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    threads = os.environ.get("OMP_NUM_THREADS", str(cores))
     return (
         f"Produced by the build with lessons_code {version('lessons-code')}, "
         f"PyTorch {version('torch')} and NumPy {version('numpy')} on the CPU "
-        f"({processor_name()}, {threads} cores); seeds: {seeds}; "
+        f"({processor_name()}, {cores} cores, {threads} PyTorch thread"
+        f"{'' if threads == '1' else 's'}); seeds: {seeds}; "
         f"executing this page took {took}."
     )
 

@@ -56,8 +56,14 @@ def _key(function: Callable[..., Any], args: tuple, kwargs: dict, digest: str) -
 
     bound = inspect.signature(function).bind(*args, **kwargs)
     bound.apply_defaults()
+    if "device" in bound.arguments:  # None and "cpu" name the same device
+        bound.arguments["device"] = str(torch.device(bound.arguments["device"] or "cpu"))
     arguments = sorted((name, repr(value)) for name, value in bound.arguments.items())
-    text = repr((function.__module__, function.__qualname__, arguments, torch.__version__, digest))
+    # Float results depend on the number of intra-op threads (reduction order).
+    threads = torch.get_num_threads()
+    text = repr(
+        (function.__module__, function.__qualname__, arguments, torch.__version__, threads, digest)
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

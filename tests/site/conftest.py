@@ -11,54 +11,20 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shlex
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-HTML = DOCS / "_build" / "html"
-ARTIFACTS = ROOT / "test-artifacts"
-DEFAULT_FLAGS = "-W --keep-going -n -T -b html"
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-]
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    """What one ``sphinx-build`` run returned."""
-
-    returncode: int
-    output: str
-    html: Path
-
-
-def run_sphinx(source: Path, out: Path, *extra: str) -> BuildResult:
-    """Build ``source`` into ``out`` with the maintainers' flags; never raises."""
-    flags = shlex.split(os.environ.get("LESSONS_SPHINX_FLAGS", DEFAULT_FLAGS))
-    command = [sys.executable, "-m", "sphinx", *flags, *extra, str(source), str(out)]
-    completed = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=1800
-    )
-    return BuildResult(completed.returncode, completed.stdout + completed.stderr, out)
+from site_support import (
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    DOCS,
+    HTML,
+    BuildResult,
+    find_chromium,
+    run_sphinx,
+)
 
 
 @pytest.fixture(scope="session")
@@ -87,15 +53,6 @@ def site_url(built_site: BuildResult) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def find_chromium() -> str | None:
-    """Path of a Chromium executable, or ``None``."""
-    configured = os.environ.get("CHROMIUM")
-    for candidate in ((configured,) if configured else ()) + CHROMIUM_CANDIDATES:
-        if candidate and Path(candidate).exists():
-            return candidate
-    return shutil.which("chromium")
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import DOCS, BuildResult
+from site_support import DOCS, BuildResult
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from claims import glued_values, load_expectations, problems

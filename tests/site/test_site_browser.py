@@ -3,76 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-
-RAW_TEX_JS = r"""
-() => {
-  const article = document.querySelector("main") || document.body;
-  const copy = article.cloneNode(true);
-  const skipped = "math, pre, code, script, style, .highlight";
-  copy.querySelectorAll(skipped).forEach((n) => n.remove());
-  const text = copy.textContent;
-  const commands = /\\(frac|sin|cos|sqrt|left|right|operatorname|mathrm|cdot)\b/g;
-  const found = (text.match(/\$\$|\\\(|\\\[/g) || []).concat(text.match(commands) || []);
-  return found;
-}
-"""
-
-MATH_BOXES_JS = """
-() => Array.from(document.querySelectorAll("math")).map((m) => {
-  const box = m.getBoundingClientRect();
-  return [box.width, box.height];
-})
-"""
-
-IMAGES_JS = """
-() => Array.from(document.images).map((img) => ({
-  src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
-  loaded: img.complete && img.naturalWidth > 0,
-}))
-"""
-
-
-class PageVisit:
-    """Load one page and record everything the browser did."""
-
-    def __init__(self, browser, base_url: str, path: str) -> None:
-        self.base_host = urlsplit(base_url).netloc
-        self.requests: list[str] = []
-        self.foreign: list[str] = []
-        self.failed_responses: list[str] = []
-        self.console_errors: list[str] = []
-        self.context = browser.new_context()
-        self.page = self.context.new_page()
-        self.context.route("**/*", self._route)
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.console_errors.append(str(error)))
-        self.page.on("response", self._response)
-        self.page.goto(f"{base_url}/{path}", wait_until="load")
-        self.page.wait_for_load_state("networkidle")
-
-    def _route(self, route) -> None:
-        url = route.request.url
-        self.requests.append(url)
-        parts = urlsplit(url)
-        if parts.scheme in {"data", "blob", "about"} or parts.netloc == self.base_host:
-            route.continue_()
-        else:
-            self.foreign.append(url)
-            route.abort()
-
-    def _console(self, message) -> None:
-        if message.type == "error":
-            self.console_errors.append(message.text)
-
-    def _response(self, response) -> None:
-        if response.status >= 400:
-            self.failed_responses.append(f"{response.status} {response.url}")
-
-    def close(self) -> None:
-        self.context.close()
+from site_support import IMAGES_JS, MATH_BOXES_JS, RAW_TEX_JS, PageVisit
 
 
 @pytest.fixture(scope="module")

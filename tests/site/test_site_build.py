@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import BuildResult
+from site_support import BuildResult
 
 WARNING = re.compile(r"(WARNING|ERROR|CRITICAL):")
 

@@ -1,0 +1,41 @@
+"""Shared fixtures for the tests of :mod:`lessons_code`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import nn
+
+# The tests use tiny tensors, for which intra-op threads only add synchronisation;
+# on a busy machine (CI runners, a docs build next door) they slow PyTorch down
+# by orders of magnitude. One thread keeps the suite's runtime predictable.
+torch.set_num_threads(1)
+
+
+@pytest.fixture(params=[torch.float32, torch.float64], ids=["float32", "float64"])
+def dtype(request: pytest.FixtureRequest) -> torch.dtype:
+    """Every comparison with PyTorch runs in single and in double precision."""
+    return request.param
+
+
+def _randomize(module: nn.Module, seed: int = 0) -> nn.Module:
+    """Redraw every parameter of ``module`` in place, each layer differently.
+
+    PyTorch initialises biases to zero, LayerNorms to the identity and the
+    layers of a ``TransformerEncoder`` as copies of one another; a copying bug
+    could hide behind any of those, so the tests compare modules whose every
+    parameter is a distinct random number.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=p.dtype) + 0.1)
+    return module
+
+
+@pytest.fixture
+def randomize() -> Callable[..., nn.Module]:
+    """The function ``randomize(module, seed=0)``, which redraws every parameter in place."""
+    return _randomize

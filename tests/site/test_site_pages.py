@@ -1,0 +1,156 @@
+"""Every page of the built site, as a reader's browser meets it.
+
+Each HTML page is loaded from a local server in headless Chromium. The checks
+run on every page, not a sample: no request to another host, no HTTP error, no
+console error, every formula typeset and no raw TeX left, every image loaded
+with an alt text that describes it, and axe-core's accessibility rules with no
+"serious" or "critical" violation in light and in dark mode. Counts go to
+``test-artifacts/site-report.json``; lesson pages are also saved as screenshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from site_support import (
+    AXE_RUN_JS,
+    BAD_ALT,
+    IMAGES_JS,
+    MATH_BOXES_JS,
+    RAW_TEX_JS,
+    BuildResult,
+    PageVisit,
+    find_axe,
+    site_pages,
+)
+
+LESSONS = {
+    "index.html",
+    "recurrence.html",
+    "self_attention.html",
+    "multihead_attention.html",
+    "positional_encoding.html",
+    "encoder_block.html",
+    "vision_transformers.html",
+}
+BLOCKING = {"serious", "critical"}
+
+
+@pytest.fixture(scope="module")
+def axe_script() -> Path:
+    path = find_axe()
+    if path is None:
+        reason = (
+            "NO AXE-CORE: axe.min.js not found (nox -s tests installs it with npm into .axe/; "
+            "or set AXE_CORE_JS); accessibility checks skipped"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " -- and CI=true, where that is a failure")
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="module")
+def survey(built_site: BuildResult, browser, site_url: str, artifacts: Path) -> dict:
+    """Visit every page once (light mode) and record what the browser saw."""
+    pages = [p.relative_to(built_site.html).as_posix() for p in site_pages(built_site.html)]
+    report: dict[str, dict] = {}
+    for path in pages:
+        visit = PageVisit(browser, site_url, path)
+        try:
+            report[path] = {
+                "requests": len(visit.requests),
+                "foreign": visit.foreign,
+                "failed": visit.failed_responses,
+                "console": visit.console_errors,
+                "raw_tex": visit.page.evaluate(RAW_TEX_JS),
+                "math": visit.page.evaluate(MATH_BOXES_JS),
+                "images": visit.page.evaluate(IMAGES_JS),
+            }
+            if path in LESSONS or path.startswith("auto_examples/plot_"):
+                name = path.replace("/", "__").removesuffix(".html")
+                visit.page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
+        finally:
+            visit.close()
+    summary = {
+        "pages": len(report),
+        "requests": sum(r["requests"] for r in report.values()),
+        "formulas": sum(len(r["math"]) for r in report.values()),
+        "images": sum(len(r["images"]) for r in report.values()),
+    }
+    (artifacts / "site-report.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return report
+
+
+def test_every_page_was_visited(survey: dict) -> None:
+    assert len(survey) >= 15
+    assert set(LESSONS) - {"encoder_block.html"} <= set(survey)
+
+
+def test_no_request_to_another_host(survey: dict) -> None:
+    assert {page: r["foreign"] for page, r in survey.items() if r["foreign"]} == {}
+
+
+def test_no_http_error_responses(survey: dict) -> None:
+    assert {page: r["failed"] for page, r in survey.items() if r["failed"]} == {}
+
+
+def test_no_console_errors(survey: dict) -> None:
+    assert {page: r["console"] for page, r in survey.items() if r["console"]} == {}
+
+
+def test_every_formula_typeset(survey: dict) -> None:
+    raw = {page: r["raw_tex"] for page, r in survey.items() if r["raw_tex"]}
+    assert raw == {}, "raw TeX left on pages"
+    empty = {
+        page: sum(1 for w, h in r["math"] if w <= 0 or h <= 0)
+        for page, r in survey.items()
+        if any(w <= 0 or h <= 0 for w, h in r["math"])
+    }
+    assert empty == {}, "visible formulas with an empty box"
+    assert sum(len(r["math"]) for r in survey.values()) > 30
+
+
+def test_every_image_loads_with_a_describing_alt_text(survey: dict) -> None:
+    broken = {
+        page: [i["src"] for i in r["images"] if not i["loaded"]]
+        for page, r in survey.items()
+        if any(not i["loaded"] for i in r["images"])
+    }
+    assert broken == {}
+    bad_alt = {
+        page: [(i["src"], i["alt"]) for i in r["images"] if BAD_ALT.search(i["alt"])]
+        for page, r in survey.items()
+        if any(BAD_ALT.search(i["alt"]) for i in r["images"])
+    }
+    assert bad_alt == {}
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_accessibility(
+    built_site: BuildResult, browser, site_url: str, axe_script: Path, artifacts: Path, mode: str
+) -> None:
+    impacts: Counter[str] = Counter()
+    blocking: dict[str, list] = {}
+    rules = 0
+    for page in site_pages(built_site.html):
+        path = page.relative_to(built_site.html).as_posix()
+        visit = PageVisit(browser, site_url, path, mode=mode)
+        try:
+            visit.page.add_script_tag(path=str(axe_script))
+            result = visit.page.evaluate(AXE_RUN_JS)
+        finally:
+            visit.close()
+        rules = max(rules, result["rules"])
+        for violation in result["violations"]:
+            impacts[violation["impact"]] += 1
+            if violation["impact"] in BLOCKING:
+                blocking.setdefault(path, []).append(violation)
+    report = {"mode": mode, "rules": rules, "violations_by_impact": dict(impacts)}
+    (artifacts / f"axe-{mode}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    assert rules > 50
+    assert blocking == {}, json.dumps(blocking, indent=1)[:8000]

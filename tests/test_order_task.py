@@ -1,0 +1,166 @@
+"""Tests for :mod:`lessons_code.order_task`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from lessons_code.order_task import (
+    OrderClassifier,
+    make_order_dataset,
+    make_order_splits,
+    run_order_experiment,
+    train_and_evaluate,
+)
+
+A, B = torch.full((4,), 5.0), torch.full((4,), -5.0)
+
+
+def positions_of(x: torch.Tensor, vec: torch.Tensor) -> torch.Tensor:
+    """Index of the token equal to ``vec`` in every sequence (exactly one is)."""
+    hits = (x == vec).all(dim=-1)  # (n, T)
+    assert (hits.sum(dim=1) == 1).all()
+    return hits.float().argmax(dim=1)
+
+
+# -- data -------------------------------------------------------------------
+
+
+def test_dataset_places_a_and_b_once_and_labels_their_order() -> None:
+    x, y = make_order_dataset(np.random.default_rng(0), 500, A, B, seq_len=6, noise=0.1)
+    assert x.shape == (500, 6, 4)
+    assert y.shape == (500,)
+    assert x.dtype == y.dtype == torch.float32
+    pos_a, pos_b = positions_of(x, A), positions_of(x, B)
+    assert (pos_a != pos_b).all()
+    torch.testing.assert_close(y, (pos_a < pos_b).float())
+    assert 0.4 < float(y.mean()) < 0.6  # both orders about equally likely
+    # Every ordered pair of distinct positions occurs.
+    assert len({(int(a), int(b)) for a, b in zip(pos_a, pos_b, strict=True)}) == 6 * 5
+
+
+def test_dataset_background_is_scaled_noise() -> None:
+    x, _ = make_order_dataset(np.random.default_rng(1), 2000, A, B, seq_len=8, noise=0.1)
+    background = x[(x.abs() < 4.0).all(dim=-1)]  # the tokens that are neither A nor B
+    assert background.shape == (2000 * 6, 4)
+    assert abs(float(background.std()) - 0.1) < 0.005
+    assert abs(float(background.mean())) < 0.005
+
+
+def test_dataset_is_reproducible_and_advances_the_generator() -> None:
+    rng1, rng2 = np.random.default_rng(7), np.random.default_rng(7)
+    first = make_order_dataset(rng1, 10, A, B)
+    torch.testing.assert_close(first, make_order_dataset(rng2, 10, A, B))
+    second = make_order_dataset(rng1, 10, A, B)
+    assert not torch.equal(first[0], second[0])
+
+
+def test_splits_follow_the_syllabus() -> None:
+    data = make_order_splits()
+    assert data.x_train.shape == (400, 8, 16)
+    assert data.y_train.shape == (400,)
+    assert data.x_test.shape == (150, 8, 16)
+    assert data.y_test.shape == (150,)
+    rng = np.random.default_rng(3)  # A and B are the first draws of default_rng(3)
+    np.testing.assert_allclose(data.vec_a.numpy(), rng.standard_normal(16), rtol=1e-6)
+    np.testing.assert_allclose(data.vec_b.numpy(), rng.standard_normal(16), rtol=1e-6)
+    again = make_order_splits()
+    assert torch.equal(again.x_test, data.x_test)
+    assert make_order_splits(32).x_train.shape == (400, 32, 16)
+
+
+def test_dataset_errors() -> None:
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match=r"rng must be a numpy\.random\.Generator"):
+        make_order_dataset(np.random.RandomState(0), 5, A, B)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        make_order_dataset(rng, 0, A, B)
+    with pytest.raises(ValueError, match="seq_len must be an integer >= 2"):
+        make_order_dataset(rng, 5, A, B, seq_len=1)
+    with pytest.raises(ValueError, match=r"vec_b must have the width of vec_a \(4\), got width 3"):
+        make_order_dataset(rng, 5, A, B[:3])
+    with pytest.raises(ValueError, match="vec_a must have 1 dimensions"):
+        make_order_dataset(rng, 5, A[None], B)
+    with pytest.raises(TypeError, match="vec_b must have a floating-point dtype"):
+        make_order_dataset(rng, 5, A, torch.ones(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="noise must be a finite real number >= 0"):
+        make_order_dataset(rng, 5, A, B, noise=-0.1)
+    with pytest.raises(ValueError, match="seq_len must be an integer >= 2"):
+        make_order_splits(1)
+    with pytest.raises(ValueError, match="n_test must be an integer >= 1"):
+        make_order_splits(n_test=0)
+
+
+# -- model ------------------------------------------------------------------
+
+
+def test_without_positional_encoding_the_model_is_blind_to_order() -> None:
+    torch.manual_seed(0)
+    model = OrderClassifier(use_pos_enc=False).double()
+    x = torch.randn(5, 8, 16, dtype=torch.float64)
+    perm = torch.randperm(8)
+    torch.testing.assert_close(model(x[:, perm]), model(x))
+    model.use_pos_enc = True
+    assert not torch.allclose(model(x[:, perm]), model(x))
+
+
+def test_classifier_shapes_and_errors() -> None:
+    model = OrderClassifier()
+    assert model(torch.randn(3, 8, 16)).shape == (3,)
+    assert model(torch.randn(1, 32, 16)).shape == (1,)
+    with pytest.raises(ValueError, match="x must have last dimension 16"):
+        model(torch.randn(3, 8, 12))
+    with pytest.raises(ValueError, match="x must have 3 dimensions"):
+        model(torch.randn(8, 16))
+    with pytest.raises(TypeError, match="use_pos_enc must be a bool"):
+        OrderClassifier(use_pos_enc=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="d_model must be divisible by num_heads"):
+        OrderClassifier(d_model=10)
+
+
+# -- the experiment -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_positional_encoding_solves_the_task(seed: int) -> None:
+    assert train_and_evaluate(use_pos_enc=True, seed=seed) >= 0.95
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_without_positional_encoding_accuracy_is_chance(seed: int) -> None:
+    run = run_order_experiment(use_pos_enc=False, seed=seed)
+    assert 0.3 <= run.test_accuracy <= 0.7
+    assert len(run.losses) == 300
+    assert run.seq_len == 8
+
+
+def test_runs_are_deterministic_and_leave_the_global_seed_alone() -> None:
+    state = torch.random.get_rng_state()
+    first = run_order_experiment(use_pos_enc=True, seed=3, epochs=15)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    second = run_order_experiment(use_pos_enc=True, seed=3, epochs=15)
+    assert first.losses == second.losses
+    other = run_order_experiment(use_pos_enc=True, seed=4, epochs=15)
+    assert other.losses != first.losses
+    assert first.losses[-1] < first.losses[0]
+
+
+def test_longer_sequences_run() -> None:
+    run = run_order_experiment(use_pos_enc=True, seed=0, seq_len=32, epochs=3)
+    assert run.seq_len == 32
+    assert len(run.losses) == 3
+    assert 0.0 <= run.test_accuracy <= 1.0
+
+
+def test_experiment_errors() -> None:
+    with pytest.raises(ValueError, match="seq_len must be an integer >= 2"):
+        train_and_evaluate(True, 0, seq_len=1)
+    with pytest.raises(ValueError, match="lr must be a finite real number > 0"):
+        train_and_evaluate(True, 0, lr=0.0)
+    with pytest.raises(ValueError, match="epochs must be an integer >= 1"):
+        train_and_evaluate(True, 0, epochs=0)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        train_and_evaluate(True, -1)
+    with pytest.raises(TypeError, match="use_pos_enc must be a bool"):
+        train_and_evaluate("yes", 0)  # type: ignore[arg-type]
