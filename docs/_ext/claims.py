@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,8 +56,14 @@ def glued_values(folder: Path, docname: str) -> dict[str, str] | None:
     return {key: output["data"].get("text/plain", "") for key, output in data.items()}
 
 
+_NUMPY_SCALAR = re.compile(r"^np\.\w+\((.*)\)$")
+
+
 def problems(value_text: str, expected: dict[str, Any]) -> str | None:
     """Why ``value_text`` breaks ``expected``, or None when it holds."""
+    scalar = _NUMPY_SCALAR.match(value_text.strip())
+    if scalar:  # the repr of a NumPy scalar, e.g. np.float64(0.5)
+        value_text = scalar.group(1)
     if "equals" in expected:
         wanted = expected["equals"]
         if isinstance(wanted, str):

@@ -1,0 +1,113 @@
+"""Two clean builds of the same sources give the same site, byte for byte.
+
+The book is copied twice into fresh folders and built in each from scratch
+(every page and every example executed again). The two outputs are compared
+file by file. Two kinds of content are *measurements of the build machine* and
+legitimately differ from run to run; they are declared here, not hidden:
+
+* the run times the build reports (a page's provenance line, an example's
+  "Total running time"), which are masked before comparing;
+* the timing experiments (RNN loop vs attention, attention speed): their
+  figures and tables are wall-clock measurements, so their pages and images are
+  listed in ``MEASURED`` and left out of the byte comparison.
+
+Every other difference fails the test, and the test lists all of them.
+The slow order-task and depth experiments are shared between the two builds
+through the build's result cache (``LESSONS_RESULT_CACHE``): their determinism
+for a given seed is tested in tests/test_order_task.py and tests/test_depth.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from site_support import DOCS, ROOT, BuildResult, run_sphinx
+
+pytestmark = pytest.mark.site
+
+#: Pages and images that show wall-clock measurements.
+MEASURED = re.compile(
+    r"(recurrence\.html|plot_rnn_vs_attention|plot_attention_speed|searchindex\.js)"
+)
+IMAGE_LINK = re.compile(r"_images/([0-9a-f]{64}\.png)")
+#: Run times the build prints, masked before comparing.
+TIMINGS = [
+    re.compile(rb"executing this page took [0-9.]+ s"),
+    re.compile(rb"\(\s*\d+\s*minutes\s*[0-9.]+\s*seconds\)"),
+    re.compile(rb"[0-9.]+ s</p>"),
+]
+
+
+def clean_copy(target: Path) -> Path:
+    """The sources of the book, as a fresh clone would have them."""
+    ignore = shutil.ignore_patterns(
+        "_build",
+        "auto_examples",
+        "gen_modules",
+        "api",
+        "_generated",
+        "jupyter_execute",
+        "__pycache__",
+    )
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    for folder in ("docs", "gallery", "lessons_code"):
+        shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
+    return target / "docs"
+
+
+def fingerprint(path: Path) -> str:
+    data = path.read_bytes()
+    for pattern in TIMINGS:
+        data = pattern.sub(b"<timing>", data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_two_clean_builds_are_identical(
+    built_site: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LESSONS_RESULT_CACHE", str(DOCS / "_build" / ".result_cache"))
+    outputs = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        docs = clean_copy(tmp_path / name)
+        result = run_sphinx(docs, docs / "_build" / "html")
+        assert result.returncode == 0, result.output[-4000:]
+        outputs.append(docs / "_build" / "html")
+    first, second = outputs
+    files_1 = {p.relative_to(first).as_posix() for p in first.rglob("*") if p.is_file()}
+    files_2 = {p.relative_to(second).as_posix() for p in second.rglob("*") if p.is_file()}
+    # Images of measured figures get content-hashed names, so they differ by name.
+    measured_images = {
+        f"_images/{image}"
+        for html in outputs
+        for page in html.rglob("*.html")
+        if MEASURED.search(page.relative_to(html).as_posix())
+        for image in IMAGE_LINK.findall(page.read_text(encoding="utf-8"))
+    }
+    differences = [
+        f"only in one build: {name}"
+        for name in sorted(files_1 ^ files_2)
+        if name not in measured_images
+    ]
+    measured = 0
+    for name in sorted(files_1 & files_2):
+        if fingerprint(first / name) == fingerprint(second / name):
+            continue
+        if MEASURED.search(name):
+            measured += 1
+            continue
+        differences.append(f"differs: {name}")
+    report = ROOT / "test-artifacts" / "reproducibility.txt"
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(
+        f"files compared: {len(files_1 & files_2)}\n"
+        f"measured (timing) files that differ, as declared: {measured}\n"
+        + "\n".join(differences)
+        + "\n",
+        encoding="utf-8",
+    )
+    assert differences == [], "\n".join(differences)
