@@ -21,6 +21,7 @@ nox.options.sessions = ["lint", "tests"]
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
 HTML = DOCS / "_build" / "html"
+DOCTREES = DOCS / "_build" / "doctrees"  # kept out of the published site
 TORCH = "torch==2.13.0"
 AXE_CORE = "axe-core@4.14.1"
 # The interpreter nox itself runs on (any Python 3.11+).
@@ -34,6 +35,7 @@ BUILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # sphinx-build flags: nitpicky, warnings are errors (all of them reported
 # before failing), full tracebacks.
 SPHINX_FLAGS = ["-W", "--keep-going", "-n", "-T", "-b", "html"]
+SPHINX_DOCTREES = ["-d", str(DOCTREES)]
 
 
 def _install(session: nox.Session, *extras: str) -> None:
@@ -48,7 +50,13 @@ def docs(session: nox.Session) -> None:
     """Build the HTML site into docs/_build/html (every page and example executed)."""
     _install(session, "docs")
     session.run(
-        "sphinx-build", *SPHINX_FLAGS, *session.posargs, str(DOCS), str(HTML), env=BUILD_ENV
+        "sphinx-build",
+        *SPHINX_FLAGS,
+        *SPHINX_DOCTREES,
+        *session.posargs,
+        str(DOCS),
+        str(HTML),
+        env=BUILD_ENV,
     )
     session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
 
@@ -98,6 +106,7 @@ def serve(session: nox.Session) -> None:
     session.run(
         "sphinx-autobuild",
         *SPHINX_FLAGS,
+        *SPHINX_DOCTREES,
         "--watch",
         str(ROOT / "lessons_code"),
         "--watch",

@@ -33,6 +33,8 @@ extensions = [
     "provenance",
     "claims",
     "reader_wheel",
+    "reproducible",
+    "a11y",
 ]
 
 nitpicky = True

@@ -50,7 +50,9 @@ class BuildResult:
 def run_sphinx(source: Path, out: Path, *extra: str) -> BuildResult:
     """Build ``source`` into ``out`` with the maintainers' flags; never raises."""
     flags = shlex.split(os.environ.get("LESSONS_SPHINX_FLAGS", DEFAULT_FLAGS))
-    command = [sys.executable, "-m", "sphinx", *flags, *extra, str(source), str(out)]
+    # Pickled doctrees stay next to the site, not inside it (as in nox -s docs).
+    doctrees = ["-d", str(out.parent / "doctrees")]
+    command = [sys.executable, "-m", "sphinx", *flags, *doctrees, *extra, str(source), str(out)]
     # As in noxfile.BUILD_ENV: one PyTorch thread while the book is built.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     completed = subprocess.run(

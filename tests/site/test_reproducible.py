@@ -70,10 +70,12 @@ def test_two_clean_builds_are_identical(
     built_site: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LESSONS_RESULT_CACHE", str(DOCS / "_build" / ".result_cache"))
-    outputs = []
-    for name in ("first", "second"):
+    copies = []
+    for name in ("first", "second"):  # both copies first: the same sources
         (tmp_path / name).mkdir()
-        docs = clean_copy(tmp_path / name)
+        copies.append(clean_copy(tmp_path / name))
+    outputs = []
+    for docs in copies:
         result = run_sphinx(docs, docs / "_build" / "html")
         assert result.returncode == 0, result.output[-4000:]
         outputs.append(docs / "_build" / "html")

@@ -1,0 +1,22 @@
+// Accessibility fixes for markup the theme generates (see docs/_ext/a11y.py).
+document.addEventListener("DOMContentLoaded", () => {
+  // The sidebar's expand/collapse toggles are <summary> elements holding only
+  // an icon: name them after the section they open.
+  document.querySelectorAll("nav summary").forEach((summary) => {
+    if (summary.textContent.trim() === "" && !summary.hasAttribute("aria-label")) {
+      const link = summary.parentElement.parentElement.querySelector(":scope > a");
+      const section = link ? link.textContent.trim() : "this section";
+      summary.setAttribute("aria-label", `Show or hide the pages of ${section}`);
+    }
+  });
+  // A citation list is a plain container, not an ARIA list without items.
+  document.querySelectorAll(".citation-list[role='list']").forEach((list) => {
+    list.removeAttribute("role");
+  });
+});
+// Display formulas wider than the column scroll sideways: let the keyboard reach them.
+window.addEventListener("load", () => {
+  document.querySelectorAll("div.display-math").forEach((block) => {
+    if (block.scrollWidth > block.clientWidth) block.tabIndex = 0;
+  });
+});

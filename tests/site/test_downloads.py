@@ -1,0 +1,357 @@
+"""What a reader downloads from the gallery works on its own.
+
+Every example page links a Python script, a Jupyter notebook, a zip of both and
+the ``lessons_code`` wheel. These tests follow those links in the built site,
+check that each file is what it claims to be, then install the documented
+requirements into one fresh virtual environment and run every downloaded
+script (and some notebooks) there, away from the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import venv
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from site_support import ROOT, BuildResult
+
+pytestmark = pytest.mark.site
+
+GALLERY = ROOT / "gallery"
+EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
+# Notebooks executed end to end (the scripts of all examples run anyway):
+# two quick ones that draw heatmaps and print tables.
+NOTEBOOKS = ("plot_self_attention", "plot_multihead_attention")
+# The install line the examples' docstrings give readers.
+READER_INSTALL = "pip install lessons_code-*.whl matplotlib pandas"
+# Installed first and pinned, as in every nox session: an unpinned torch would
+# pull a multi-GB CUDA build, while this one comes from the local wheel store.
+TORCH = "torch==2.13.0"
+# The examples that train models for a while start first. The order-detection
+# example trains 20 small models (about 100 s on one core of a small CPU), so
+# it gets a longer limit than the others.
+SLOW_FIRST = ("plot_order_task", "plot_pre_post_norm")
+SCRIPT_TIMEOUT = 120  # seconds for one example, script or notebook
+TIMEOUTS = {"plot_order_task.py": 360}
+INSTALL_TIMEOUT = 600
+
+
+class _DownloadLinks(HTMLParser):
+    """Collect the ``href`` of every ``<a>`` marked as a download."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "a" and "download" in classes and attributes.get("href"):
+            self.hrefs.append(attributes["href"] or "")
+
+
+def download_links(page: Path) -> list[Path]:
+    """The files that the download links of ``page`` point to, resolved on disk."""
+    parser = _DownloadLinks()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return [(page.parent / href.split("#")[0]).resolve() for href in parser.hrefs]
+
+
+@dataclass(frozen=True)
+class Downloads:
+    """The files one example page offers."""
+
+    name: str
+    page: Path
+    script: Path
+    notebook: Path
+    archive: Path
+    wheel: Path
+
+
+def _only(files: list[Path], suffix: str, page: Path) -> Path:
+    matches = sorted({path for path in files if path.name.endswith(suffix)})
+    assert len(matches) == 1, f"{page.name}: expected one {suffix} download link, got {matches}"
+    return matches[0]
+
+
+@pytest.fixture(scope="module")
+def downloads(built_site: BuildResult) -> dict[str, Downloads]:
+    """Each example's downloads, found through the links on its page."""
+    html = built_site.html.resolve()
+    found = {}
+    for name in EXAMPLES:
+        page = html / "auto_examples" / f"{name}.html"
+        assert page.is_file(), f"no page for gallery/{name}.py"
+        files = download_links(page)
+        for path in files:
+            assert path.is_relative_to(html / "_downloads"), f"{page.name} links {path}"
+            assert path.is_file(), f"{page.name} links a missing file: {path}"
+        found[name] = Downloads(
+            name=name,
+            page=page,
+            script=_only(files, f"{name}.py", page),
+            notebook=_only(files, f"{name}.ipynb", page),
+            archive=_only(files, f"{name}.zip", page),
+            wheel=_only(files, ".whl", page),
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def wheel(downloads: dict[str, Downloads]) -> Path:
+    """The one wheel every example page links."""
+    wheels = {item.wheel for item in downloads.values()}
+    assert len(wheels) == 1, f"the example pages link different wheels: {sorted(wheels)}"
+    (path,) = wheels
+    assert path.name.startswith("lessons_code-")
+    assert path.name.endswith("-py3-none-any.whl")
+    return path
+
+
+def _clean_env(tmp: Path) -> dict[str, str]:
+    """The environment of a reader's process: nothing from this checkout."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND"}
+    }
+    env.update(
+        {
+            "MPLCONFIGDIR": str(tmp / "mplconfig"),
+            "IPYTHONDIR": str(tmp / "ipython"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
+            # Two examples run at a time on small machines; one thread each
+            # keeps them from fighting over the cores.
+            "OMP_NUM_THREADS": "1",
+        }
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def reader_python(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """Python of a fresh virtual environment with only the documented install."""
+    root = tmp_path_factory.mktemp("reader")
+    env_dir = root / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    env = _clean_env(root)
+
+    def pip(*args: str) -> None:
+        command = [str(python), "-m", "pip", "install", "--quiet", *args]
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False
+        )
+        assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stderr[-4000:]}"
+
+    pip(TORCH)
+    # nbclient and ipykernel are this test's own needs (to execute notebooks),
+    # not part of what readers install.
+    pip(str(wheel), "matplotlib", "pandas", "nbclient", "ipykernel")
+    return python
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished process and how long it took."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Run:
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        output = error.stdout or b""
+        stdout = output.decode(errors="replace") if isinstance(output, bytes) else output
+        return Run(-1, stdout, f"timed out after {timeout} s", time.perf_counter() - start)
+    return Run(done.returncode, done.stdout, done.stderr, time.perf_counter() - start)
+
+
+NOTEBOOK_RUNNER = """
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+notebook = nbformat.read(sys.argv[1], as_version=4)
+client = NotebookClient(
+    notebook, timeout=int(sys.argv[2]), kernel_name="python3",
+    resources={"metadata": {"path": "."}},
+)
+client.execute()  # raises CellExecutionError on the first failing cell
+nbformat.write(notebook, "executed.ipynb")
+print("cells executed:", sum(cell.cell_type == "code" for cell in notebook.cells))
+"""
+
+
+@pytest.fixture(scope="module")
+def reader_runs(
+    reader_python: Path,
+    downloads: dict[str, Downloads],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Run]:
+    """Every downloaded script, and the chosen notebooks, run in the reader's venv.
+
+    Each runs in a folder of its own that holds nothing but the downloaded
+    file; two run at a time.
+    """
+    root = tmp_path_factory.mktemp("runs")
+    env = _clean_env(root)
+    jobs: dict[str, tuple[list[str], Path, dict[str, str]]] = {}
+    # The slowest examples start first, so the two workers finish together.
+    for name, item in sorted(downloads.items(), key=lambda pair: pair[0] not in SLOW_FIRST):
+        folder = root / f"{name}-py"
+        folder.mkdir()
+        script = folder / item.script.name
+        script.write_bytes(item.script.read_bytes())
+        jobs[f"{name}.py"] = (
+            [str(reader_python), script.name],
+            folder,
+            env | {"MPLBACKEND": "Agg"},
+        )
+    for name in NOTEBOOKS:
+        folder = root / f"{name}-ipynb"
+        folder.mkdir()
+        notebook = folder / downloads[name].notebook.name
+        notebook.write_bytes(downloads[name].notebook.read_bytes())
+        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(SCRIPT_TIMEOUT)]
+        jobs[f"{name}.ipynb"] = (command, folder, env)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            key: pool.submit(_run, *job, TIMEOUTS.get(key, SCRIPT_TIMEOUT))
+            for key, job in jobs.items()
+        }
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _failure(what: str, run: Run) -> str:
+    """The end of a failed run's output, for the assertion message."""
+    return (
+        f"{what} failed (exit {run.returncode}) after {run.seconds:.0f} s\n"
+        f"--- stdout (end) ---\n{run.stdout[-2000:]}\n"
+        f"--- stderr (end) ---\n{run.stderr[-6000:]}"
+    )
+
+
+# -- the files are what they claim to be -----------------------------------------
+
+
+def test_every_example_offers_its_downloads(downloads: dict[str, Downloads]) -> None:
+    assert sorted(downloads) == EXAMPLES
+    assert len(EXAMPLES) >= 8, EXAMPLES
+
+
+def test_gallery_index_offers_all_examples_zipped(built_site: BuildResult) -> None:
+    index = built_site.html / "auto_examples" / "index.html"
+    archives = [path for path in download_links(index) if path.suffix == ".zip"]
+    contents = {}
+    for archive in archives:
+        with zipfile.ZipFile(archive) as opened:
+            assert opened.testzip() is None
+            contents[archive.name] = sorted(Path(name).name for name in opened.namelist())
+    assert contents.get("auto_examples_python.zip") == [f"{name}.py" for name in EXAMPLES]
+    assert contents.get("auto_examples_jupyter.zip") == [f"{name}.ipynb" for name in EXAMPLES]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_downloaded_script_is_python_with_the_install_line(
+    name: str, downloads: dict[str, Downloads]
+) -> None:
+    source = downloads[name].script.read_text(encoding="utf-8")
+    compile(source, downloads[name].script.name, "exec")
+    assert source == (GALLERY / f"{name}.py").read_text(encoding="utf-8")
+    docstring = source.split('"""')[1]
+    assert READER_INSTALL in " ".join(docstring.split())
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_downloaded_notebook_is_nbformat_4(name: str, downloads: dict[str, Downloads]) -> None:
+    text = downloads[name].notebook.read_text(encoding="utf-8")
+    assert json.loads(text)["nbformat"] == 4
+    notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(notebook)
+    first = notebook.cells[0]
+    assert first.cell_type == "code"
+    lines = first.source.splitlines()
+    assert all(line.startswith("#") for line in lines), "the first cell must only comment"
+    assert any("pip install lessons_code-" in line for line in lines)
+    assert sum(cell.cell_type == "code" for cell in notebook.cells) >= 3
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_downloaded_zip_holds_script_and_notebook(
+    name: str, downloads: dict[str, Downloads]
+) -> None:
+    with zipfile.ZipFile(downloads[name].archive) as archive:
+        assert archive.testzip() is None
+        names = sorted(Path(member).name for member in archive.namelist())
+        assert names == [f"{name}.ipynb", f"{name}.py"]
+        assert archive.read(f"{name}.py") == downloads[name].script.read_bytes()
+
+
+def test_wheel_holds_the_package(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    modules = {f"lessons_code/{path.name}" for path in (ROOT / "lessons_code").glob("*.py")}
+    assert modules <= names, sorted(modules - names)
+
+
+# -- they run on a reader's machine ----------------------------------------------
+
+
+def test_reader_venv_uses_the_wheel_not_the_checkout(reader_python: Path) -> None:
+    done = subprocess.run(
+        [str(reader_python), "-c", "import lessons_code; print(lessons_code.__file__)"],
+        cwd=reader_python.parent,
+        env=_clean_env(reader_python.parent),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    location = Path(done.stdout.strip())
+    assert "site-packages" in location.parts
+    assert not location.is_relative_to(ROOT)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_downloaded_script_runs(
+    name: str, reader_runs: dict[str, Run], record_property: Callable[[str, object], None]
+) -> None:
+    run = reader_runs[f"{name}.py"]
+    record_property("seconds", round(run.seconds, 1))
+    assert run.returncode == 0, _failure(f"{name}.py", run)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_downloaded_notebook_runs(
+    name: str, reader_runs: dict[str, Run], record_property: Callable[[str, object], None]
+) -> None:
+    run = reader_runs[f"{name}.ipynb"]
+    record_property("seconds", round(run.seconds, 1))
+    assert run.returncode == 0, _failure(f"{name}.ipynb", run)
+    assert "cells executed:" in run.stdout
