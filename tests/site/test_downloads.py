@@ -15,7 +15,6 @@ import subprocess
 import time
 import venv
 import zipfile
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -340,18 +339,18 @@ def test_reader_venv_uses_the_wheel_not_the_checkout(reader_python: Path) -> Non
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_downloaded_script_runs(
-    name: str, reader_runs: dict[str, Run], record_property: Callable[[str, object], None]
+    name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
     run = reader_runs[f"{name}.py"]
-    record_property("seconds", round(run.seconds, 1))
+    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
     assert run.returncode == 0, _failure(f"{name}.py", run)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_downloaded_notebook_runs(
-    name: str, reader_runs: dict[str, Run], record_property: Callable[[str, object], None]
+    name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
     run = reader_runs[f"{name}.ipynb"]
-    record_property("seconds", round(run.seconds, 1))
+    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
     assert run.returncode == 0, _failure(f"{name}.ipynb", run)
     assert "cells executed:" in run.stdout
