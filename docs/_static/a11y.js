@@ -9,6 +9,11 @@ document.addEventListener("DOMContentLoaded", () => {
       summary.setAttribute("aria-label", `Show or hide the pages of ${section}`);
     }
   });
+  // The search field shows "Search Ctrl+K" but is labelled "Search": let its
+  // visible text be its name (WCAG 2.5.3, label in name).
+  document.querySelectorAll(".search-button-field[aria-label]").forEach((button) => {
+    button.removeAttribute("aria-label");
+  });
   // A citation list is a plain container, not an ARIA list without items.
   document.querySelectorAll(".citation-list[role='list']").forEach((list) => {
     list.removeAttribute("role");
