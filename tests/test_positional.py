@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lessons_code.positional import positional_encoding, positional_encoding_numpy
 
@@ -99,3 +101,17 @@ def test_bad_sizes_raise(function, args, error, match) -> None:
 def test_numpy_integer_sizes_are_accepted() -> None:
     pe = positional_encoding(np.int64(4), np.int32(6))
     assert pe.shape == (4, 6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    d_model=st.integers(min_value=2, max_value=64).map(lambda d: 2 * (d // 2)),
+    offset=st.integers(min_value=0, max_value=40),
+    starts=st.lists(st.integers(min_value=0, max_value=60), min_size=2, max_size=5),
+)
+def test_property_dot_product_depends_only_on_offset(
+    d_model: int, offset: int, starts: list[int]
+) -> None:
+    pe = positional_encoding_numpy(max(starts) + offset + 1, d_model)
+    dots = [float(pe[p] @ pe[p + offset]) for p in starts]
+    np.testing.assert_allclose(dots, dots[0], rtol=0, atol=1e-9)
