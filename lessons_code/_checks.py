@@ -16,6 +16,7 @@ import torch
 
 __all__ = [
     "check_array",
+    "check_bool",
     "check_bool_mask",
     "check_like",
     "check_positive_int",
@@ -31,6 +32,19 @@ def _describe(value: object) -> str:
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     return f"{value!r} of type {type(value).__name__}"
+
+
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` if it is a ``bool`` (not merely truthy, not 0 or 1).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a ``bool``.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {_describe(value)}")
+    return value
 
 
 def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:

@@ -25,6 +25,7 @@ from torch import nn
 
 from lessons_code._checks import (
     check_array,
+    check_bool,
     check_like,
     check_positive_int,
     check_real,
@@ -200,13 +201,6 @@ def _check_block_sizes(d_model: object, num_heads: object, d_ff: object, dropout
         raise ValueError(f"dropout must be a probability in [0, 1), got {dropout}")
 
 
-def _check_bool(value: object, name: str) -> bool:
-    """Return ``value`` if it is a ``bool``."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
-    return value
-
-
 def _check_input(x: object, d_model: int, like: torch.Tensor) -> torch.Tensor:
     """Return ``x`` if it is a ``(B, T, D)`` tensor of the module's dtype and device."""
     x = check_tensor(x, "x", ndim=3, last_dim=d_model)
@@ -364,7 +358,7 @@ class EncoderBlock(nn.Module):
         super().__init__()
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = _check_bool(norm_first, "norm_first")
+        self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
@@ -534,14 +528,14 @@ class Encoder(nn.Module):
         num_layers = check_positive_int(num_layers, "num_layers")
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = _check_bool(norm_first, "norm_first")
+        self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.layers = nn.ModuleList(
             EncoderBlock(d_model, num_heads, d_ff, norm_first, dropout, layer_norm_eps=eps)
             for _ in range(num_layers)
         )
         self.final_norm = (
-            nn.LayerNorm(d_model, eps=eps) if _check_bool(final_norm, "final_norm") else None
+            nn.LayerNorm(d_model, eps=eps) if check_bool(final_norm, "final_norm") else None
         )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -709,7 +703,7 @@ class DecoderBlock(nn.Module):
         super().__init__()
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = _check_bool(norm_first, "norm_first")
+        self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
@@ -756,7 +750,7 @@ class DecoderBlock(nn.Module):
                 f"memory must have the batch size {x.shape[0]} of x, "
                 f"got memory of shape {tuple(memory.shape)}"
             )
-        causal = _check_bool(causal, "causal")
+        causal = check_bool(causal, "causal")
         T = x.shape[1]
         mask = causal_mask(T, device=x.device) if causal else None  # (T, T) or None
 

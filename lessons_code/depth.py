@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from lessons_code._checks import check_like, check_positive_int, check_real, check_tensor
+from lessons_code._checks import (
+    check_bool,
+    check_like,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from lessons_code.blocks import Encoder
 from lessons_code.order_task import make_order_splits
 from lessons_code.positional import positional_encoding
@@ -242,8 +248,7 @@ def train_deep_stack(
     >>> len(run.losses), run.grad_norm_steps, len(run.grad_norms[0])
     (3, [0, 1, 2], 2)
     """
-    if not isinstance(norm_first, bool):
-        raise TypeError(f"norm_first must be a bool, got {norm_first!r}")
+    norm_first = check_bool(norm_first, "norm_first")
     num_layers = check_positive_int(num_layers, "num_layers")
     seed = check_positive_int(seed, "seed", minimum=0)
     steps = check_positive_int(steps, "steps")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lessons_code._checks import check_positive_int
+from lessons_code._checks import check_bool, check_positive_int
 from lessons_code.attention import causal_mask
 from lessons_code.blocks import DecoderBlock, Encoder, EncoderBlock
 from lessons_code.multihead import MultiHeadAttention, multihead_attention
@@ -122,8 +122,7 @@ def compare_with_pytorch(
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
     seed = check_positive_int(seed, "seed", minimum=0)
-    if not isinstance(autograd, bool):
-        raise TypeError(f"autograd must be a bool, got {autograd!r}")
+    autograd = check_bool(autograd, "autograd")
     gen = torch.Generator().manual_seed(seed)
 
     def randn(*shape: int) -> torch.Tensor:

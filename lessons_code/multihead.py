@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lessons_code._checks import (
+    check_bool,
     check_bool_mask,
     check_like,
     check_positive_int,
@@ -398,8 +399,7 @@ class MultiHeadAttention(nn.Module):
         d_model = check_positive_int(d_model, "d_model")
         num_heads = check_positive_int(num_heads, "num_heads")
         _check_divisible(d_model, num_heads)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be a bool, got {bias!r} of type {type(bias).__name__}")
+        bias = check_bool(bias, "bias")
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_head = d_model // num_heads

@@ -27,7 +27,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from lessons_code._checks import check_like, check_positive_int, check_real, check_tensor
+from lessons_code._checks import (
+    check_bool,
+    check_like,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from lessons_code.multihead import MultiHeadAttention
 from lessons_code.positional import positional_encoding
 
@@ -273,11 +279,7 @@ class OrderClassifier(nn.Module):
     ) -> None:
         super().__init__()
         hidden = check_positive_int(hidden, "hidden")
-        if not isinstance(use_pos_enc, bool):
-            raise TypeError(
-                f"use_pos_enc must be a bool, got {use_pos_enc!r} of type "
-                f"{type(use_pos_enc).__name__}"
-            )
+        use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
         self.use_pos_enc = use_pos_enc
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.d_model = self.attention.d_model
@@ -405,8 +407,7 @@ def run_order_experiment(
     >>> len(run.losses), 0.0 <= run.test_accuracy <= 1.0
     (5, True)
     """
-    if not isinstance(use_pos_enc, bool):
-        raise TypeError(f"use_pos_enc must be a bool, got {use_pos_enc!r}")
+    use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
     seed = check_positive_int(seed, "seed", minimum=0)
     seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
     epochs = check_positive_int(epochs, "epochs")
