@@ -18,6 +18,8 @@ layers read boolean masks the opposite way (``True`` means "masked out").
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -33,6 +35,8 @@ from lessons_code._checks import (
 )
 from lessons_code.attention import causal_mask, self_attention
 from lessons_code.multihead import MultiHeadAttention
+
+_Block = TypeVar("_Block", bound=nn.Module)
 
 __all__ = [
     "DecoderBlock",
@@ -235,6 +239,33 @@ def _check_torch_layer(layer: object, name: str, kind: type[nn.Module]) -> None:
         raise ValueError(f"{name} must be built with bias=True")
     if layer.norm1.weight is None:
         raise ValueError(f"{name} must have LayerNorms with elementwise_affine=True")
+
+
+def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
+    """Build a ``cls`` with the sizes, self-attention, feed-forward and norms of ``layer``.
+
+    ``layer`` is a checked ``torch.nn.TransformerEncoderLayer`` or
+    ``TransformerDecoderLayer``; every ``norm1``, ``norm2``, ... the new block
+    has is copied from the layer's namesake. Sub-layers only a decoder has
+    (cross-attention) are left to the caller.
+    """
+    weight = layer.linear1.weight
+    block = cls(
+        layer.self_attn.embed_dim,
+        layer.self_attn.num_heads,
+        layer.linear1.out_features,
+        norm_first=layer.norm_first,
+        dropout=layer.dropout.p,
+        layer_norm_eps=layer.norm1.eps,
+    ).to(device=weight.device, dtype=weight.dtype)
+    block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+    with torch.no_grad():
+        _copy_linear(block.feed_forward.linear1, layer.linear1)
+        _copy_linear(block.feed_forward.linear2, layer.linear2)
+        for name, norm in block.named_children():
+            if isinstance(norm, nn.LayerNorm):
+                _copy_layer_norm(norm, getattr(layer, name))
+    return block
 
 
 class FeedForward(nn.Module):
@@ -443,22 +474,7 @@ class EncoderBlock(nn.Module):
         True
         """
         _check_torch_layer(layer, "layer", nn.TransformerEncoderLayer)
-        weight = layer.linear1.weight
-        block = cls(
-            layer.self_attn.embed_dim,
-            layer.self_attn.num_heads,
-            layer.linear1.out_features,
-            norm_first=layer.norm_first,
-            dropout=layer.dropout.p,
-            layer_norm_eps=layer.norm1.eps,
-        ).to(device=weight.device, dtype=weight.dtype)
-        block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        with torch.no_grad():
-            _copy_linear(block.feed_forward.linear1, layer.linear1)
-            _copy_linear(block.feed_forward.linear2, layer.linear2)
-            _copy_layer_norm(block.norm1, layer.norm1)
-            _copy_layer_norm(block.norm2, layer.norm2)
-        return block
+        return _block_like(cls, layer)
 
 
 class Encoder(nn.Module):
@@ -810,21 +826,6 @@ class DecoderBlock(nn.Module):
         True
         """
         _check_torch_layer(layer, "layer", nn.TransformerDecoderLayer)
-        weight = layer.linear1.weight
-        block = cls(
-            layer.self_attn.embed_dim,
-            layer.self_attn.num_heads,
-            layer.linear1.out_features,
-            norm_first=layer.norm_first,
-            dropout=layer.dropout.p,
-            layer_norm_eps=layer.norm1.eps,
-        ).to(device=weight.device, dtype=weight.dtype)
-        block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        block = _block_like(cls, layer)
         block.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
-        with torch.no_grad():
-            _copy_linear(block.feed_forward.linear1, layer.linear1)
-            _copy_linear(block.feed_forward.linear2, layer.linear2)
-            _copy_layer_norm(block.norm1, layer.norm1)
-            _copy_layer_norm(block.norm2, layer.norm2)
-            _copy_layer_norm(block.norm3, layer.norm3)
         return block
