@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from site_support import BuildResult
+from site_support import BuildResult, site_pages
 
 
 class _LinkCollector(HTMLParser):
@@ -26,11 +26,6 @@ class _LinkCollector(HTMLParser):
             self.links.append(values["src"])
         if tag == "link" and values.get("href"):
             self.links.append(values["href"])
-
-
-def site_pages(html: Path) -> list[Path]:
-    """Every HTML page a reader can reach (theme templates in _static excluded)."""
-    return sorted(p for p in html.rglob("*.html") if "_static" not in p.relative_to(html).parts)
 
 
 def parse(path: Path) -> _LinkCollector:
