@@ -17,15 +17,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import tomllib
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from reproducible import source_date, write_zip
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.config import Config
-
-FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries carry this date: reproducible bytes
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -74,12 +73,7 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     target = out_dir / f"{dist_name}-{version}-py3-none-any.whl"
     for stale in out_dir.glob("*.whl"):
         stale.unlink()
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files:
-            info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
+    write_zip(target, files, source_date())  # fixed date: reproducible bytes
     return target
 
 

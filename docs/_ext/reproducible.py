@@ -19,13 +19,18 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 
-def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
-    """Rewrite ``path`` with sorted entries, a fixed date and fixed permissions."""
-    with zipfile.ZipFile(path) as archive:
-        entries = [(info.filename, archive.read(info)) for info in archive.infolist()]
-    partial = path.with_suffix(".zip.tmp")
+def source_date() -> tuple[int, int, int, int, int, int]:
+    """``SOURCE_DATE_EPOCH`` (set in ``conf.py``) as a zip entry's date."""
+    return time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", "1767225600")))[:6]
+
+
+def write_zip(
+    path: Path, entries: list[tuple[str, bytes]], date_time: tuple[int, int, int, int, int, int]
+) -> None:
+    """Write ``entries`` (name, bytes), in the order given, all dated ``date_time``."""
+    partial = path.with_suffix(path.suffix + ".tmp")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in sorted(entries):
+        for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=date_time)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -33,12 +38,18 @@ def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) ->
     partial.replace(path)
 
 
+def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
+    """Rewrite ``path`` with sorted entries, a fixed date and fixed permissions."""
+    with zipfile.ZipFile(path) as archive:
+        entries = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    write_zip(path, sorted(entries), date_time)
+
+
 def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     """Normalise every zip the HTML build wrote."""
     if exception is not None or app.builder.format != "html":
         return
-    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "1767225600"))
-    date_time = time.gmtime(epoch)[:6]
+    date_time = source_date()
     for path in sorted(Path(app.outdir).rglob("*.zip")):
         normalise_zip(path, date_time)
 

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from code_deps import digest
+
 DOCS = Path(__file__).resolve().parents[1]
 CACHE_DIR = Path(os.environ.get("LESSONS_RESULT_CACHE", DOCS / "_build" / ".result_cache"))
 PACKAGE_DIR = DOCS.parent / "lessons_code"
@@ -44,11 +46,7 @@ CACHED = (
 
 def package_digest() -> str:
     """SHA-256 over every source file of ``lessons_code``."""
-    hasher = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        hasher.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
-        hasher.update(path.read_bytes() + b"\0")
-    return hasher.hexdigest()
+    return digest(sorted(PACKAGE_DIR.rglob("*.py")), PACKAGE_DIR)
 
 
 def _key(function: Callable[..., Any], args: tuple, kwargs: dict, digest: str) -> str:
