@@ -11,6 +11,7 @@ from lessons_code.order_task import (
     make_order_dataset,
     make_order_splits,
     run_order_experiment,
+    run_order_grid,
     train_and_evaluate,
 )
 
@@ -164,3 +165,55 @@ def test_experiment_errors() -> None:
         train_and_evaluate(True, -1)
     with pytest.raises(TypeError, match="use_pos_enc must be a bool"):
         train_and_evaluate("yes", 0)  # type: ignore[arg-type]
+
+
+# -- several runs at once -------------------------------------------------------
+
+
+def test_grid_runs_every_setting_in_order_and_matches_single_runs() -> None:
+    runs = run_order_grid(seq_lens=(8, 5), seeds=(2, 0), epochs=6, workers=4)
+    settings = [(run.seq_len, run.use_pos_enc, run.seed) for run in runs]
+    assert settings == [
+        (8, False, 2), (8, False, 0), (8, True, 2), (8, True, 0),
+        (5, False, 2), (5, False, 0), (5, True, 2), (5, True, 0),
+    ]  # fmt: skip
+    for run in runs:
+        alone = run_order_experiment(run.use_pos_enc, run.seed, seq_len=run.seq_len, epochs=6)
+        assert run.losses == alone.losses  # bit for bit: threads change nothing
+        assert run.test_accuracy == alone.test_accuracy
+
+
+def test_grid_threads_do_not_mix_up_the_seeding() -> None:
+    # Eight runs of the same setting on eight threads start together; if their
+    # seeding interleaved, some would start from another seed's weights.
+    state = torch.random.get_rng_state()
+    runs = run_order_grid(seq_lens=(4,), seeds=[1] * 4, epochs=2, workers=8)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    first_losses = {run.use_pos_enc: run.losses for run in runs}
+    for run in runs:
+        assert run.losses == first_losses[run.use_pos_enc]
+
+
+def test_grid_with_one_worker_passes_the_settings_on() -> None:
+    (run_without, run_with) = run_order_grid(seq_lens=(6,), seeds=(3,), epochs=4, workers=1)
+    assert (run_without.use_pos_enc, run_with.use_pos_enc) == (False, True)
+    assert (len(run_with.losses), run_with.seq_len, run_with.seed) == (4, 6, 3)
+
+
+def test_grid_errors() -> None:
+    with pytest.raises(ValueError, match="seq_lens must not be empty"):
+        run_order_grid(seq_lens=())
+    with pytest.raises(ValueError, match=r"seq_lens\[1\] must be an integer >= 2, got 1"):
+        run_order_grid(seq_lens=(8, 1))
+    with pytest.raises(ValueError, match=r"seeds\[0\] must be an integer >= 0, got -1"):
+        run_order_grid(seeds=[-1])
+    with pytest.raises(TypeError, match="seeds must be an iterable of integers, got int"):
+        run_order_grid(seeds=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"seq_lens\[0\] must be an integer"):
+        run_order_grid(seq_lens=(8.0,))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
+        run_order_grid(workers=0)
+    with pytest.raises(ValueError, match="epochs must be an integer >= 1"):
+        run_order_grid(epochs=0)
+    with pytest.raises(TypeError, match="seeds must be an iterable of integers, got str"):
+        run_order_grid(seeds="01")  # type: ignore[arg-type]
