@@ -33,8 +33,9 @@ PYTHON: str | None = None
 BUILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 # sphinx-build flags: nitpicky, warnings are errors (all of them reported
-# before failing), full tracebacks.
-SPHINX_FLAGS = ["-W", "--keep-going", "-n", "-T", "-b", "html"]
+# before failing), full tracebacks, and one process per CPU core to read and
+# write pages (the lesson pages execute side by side: docs/_ext/code_deps.py).
+SPHINX_FLAGS = ["-W", "--keep-going", "-n", "-T", "-j", "auto", "-b", "html"]
 SPHINX_DOCTREES = ["-d", str(DOCTREES)]
 
 
@@ -120,6 +121,17 @@ def serve(session: nox.Session) -> None:
         str(HTML),
         env=BUILD_ENV,
     )
+
+
+@nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Time cold and incremental builds in a scratch copy; print what each page transfers.
+
+    Figures are printed, never asserted (see benchmarks/build_bench.py);
+    ``nox -s bench -- --repeats 1`` gives a quicker, rougher run.
+    """
+    _install(session, "docs", "test")
+    session.run("python", str(ROOT / "benchmarks" / "build_bench.py"), *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -52,20 +52,48 @@ def cell_line(page: Path, source: str) -> int | None:
     return None
 
 
+_PAGE_IN_TRACEBACK = re.compile(r"ExecutionError: (\S+\.md)\s*$", re.MULTILINE)
+_ERROR_LINE = re.compile(r"^(\w+(?:Error|Exception|Interrupt|Exit)\w*): (.*)$", re.MULTILINE)
+
+
+def _from_exceptions(errors: list[BaseException]) -> tuple[Path, str, str, str] | None:
+    """(page, cell source, error name, message) from the exception objects themselves."""
+    page = next((e for e in errors if type(e).__name__ == "ExecutionError"), None)
+    cell = next((e for e in errors if type(e).__name__ == "CellExecutionError"), None)
+    if page is None or cell is None or not page.args:
+        return None
+    found = _FAILED_CELL.search(str(cell))
+    if found is None:
+        return None
+    name = getattr(cell, "ename", "an error")
+    value = str(getattr(cell, "evalue", ""))
+    return Path(str(page.args[0])), found.group(1), name, value
+
+
+def _from_parallel_traceback(errors: list[BaseException]) -> tuple[Path, str, str, str] | None:
+    """The same, read from the text a parallel reader sent back (``sphinx-build -j``)."""
+    text = _ANSI.sub("", "\n".join(str(getattr(e, "traceback", "") or "") for e in errors))
+    page = _PAGE_IN_TRACEBACK.search(text)
+    found = _FAILED_CELL.search(text)
+    if page is None or found is None:
+        return None
+    after_cell = text[found.end() :]
+    error = _ERROR_LINE.search(after_cell)
+    name, value = (error.group(1), error.group(2)) if error else ("an error", "")
+    return Path(page.group(1)), found.group(1), name, value
+
+
 def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:
     """Report the failing cell's location when the build ends on a cell error."""
     errors = _chain(exception)
-    page = next((e for e in errors if type(e).__name__ == "ExecutionError"), None)
-    cell = next((e for e in errors if type(e).__name__ == "CellExecutionError"), None)
-    if page is None or cell is None:
+    failure = _from_exceptions(errors) or _from_parallel_traceback(errors)
+    if failure is None:
         return
-    path = Path(str(page.args[0])) if page.args else None
-    found = _FAILED_CELL.search(str(cell))
-    if path is None or not path.is_file() or found is None:
+    path, source, name, value = failure
+    if not path.is_file():
         return
-    line = cell_line(path, found.group(1))
-    name = getattr(cell, "ename", "an error")
-    value = _ANSI.sub("", str(getattr(cell, "evalue", "")))
+    line = cell_line(path, source)
+    value = _ANSI.sub("", value)
     where = f"{path}:{line}" if line else str(path)
     sys.stderr.write(f"\n{where}: a code cell raised {name}: {value}\n\n")
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.parallel import make_chunks
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -213,6 +214,56 @@ def on_builder_inited(app: Sphinx) -> None:
     record_path.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
 
 
+def spread_notebooks(app: Sphinx, env: Any, docnames: list[str]) -> None:
+    """Reorder the pages to read so that a parallel build executes notebooks side by side.
+
+    ``sphinx-build -j N`` reads the pages in consecutive chunks, N chunks at a
+    time. Sorted by name, the lesson pages (the only ones that execute code,
+    and by far the slowest to read) would mostly share one chunk and run one
+    after the other. Dealt out over the first N chunks instead, they run N at
+    a time. The order of reading changes nothing else.
+    """
+    nproc = app.parallel
+    if nproc <= 1 or len(docnames) < 2:
+        return
+    _create_execution_cache(env)
+    chunks = make_chunks(list(docnames), nproc)
+    slots = [len(chunk) for chunk in chunks]
+    notebooks = [name for name in docnames if _is_notebook(env, name)]
+    others = [name for name in docnames if name not in set(notebooks)]
+    buckets: list[list[str]] = [[] for _ in chunks]
+    for index, name in enumerate(notebooks):
+        buckets[index % min(nproc, len(buckets))].append(name)
+    if any(len(bucket) > slot for bucket, slot in zip(buckets, slots, strict=True)):
+        return  # more notebooks than a chunk holds: keep Sphinx's order
+    rest = iter(others)
+    for bucket, slot in zip(buckets, slots, strict=True):
+        bucket.extend(next(rest) for _ in range(slot - len(bucket)))
+    docnames[:] = [name for bucket in buckets for name in bucket]
+
+
+def _create_execution_cache(env: Any) -> None:
+    """Create jupyter-cache's database before parallel readers use it.
+
+    Two readers that both find no database would both create its tables,
+    and one of them fails ("table settings already exists").
+    """
+    config = getattr(env, "mystnb_config", None)
+    if config is None or config.execution_mode != "cache" or not config.execution_cache_path:
+        return
+    from jupyter_cache import get_cache
+
+    get_cache(config.execution_cache_path).list_cache_records()  # opens (creates) the database
+
+
+def _is_notebook(env: Any, docname: str) -> bool:
+    """Whether ``docname`` is a MyST notebook (a page with a kernelspec)."""
+    path = Path(env.doc2path(docname))
+    if path.suffix != ".md":
+        return False
+    return bool(_NOTEBOOK_MARKER.search(path.read_text(encoding="utf-8")))
+
+
 def _usage(env: Any) -> dict[str, list[str]]:
     """docname -> the package names that page imports (kept in the environment)."""
     if not hasattr(env, "lessons_code_usage"):
@@ -231,11 +282,45 @@ class UsedInPagesDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        """Return the placeholder; it is filled once every page has been read."""
+        """Return the placeholder; it is filled when the page is written."""
         node = used_in_pages()
         node["target"] = self.arguments[0]
-        self.env.note_reread()  # the list depends on every other page
+        _listings(self.env).add(self.env.docname)
         return [node]
+
+
+def _listings(env: Any) -> set[str]:
+    """Docnames that hold a ``used-in-pages`` list (kept in the environment)."""
+    if not hasattr(env, "lessons_code_listings"):
+        env.lessons_code_listings = set()
+    return env.lessons_code_listings
+
+
+def _usage_state(env: Any) -> list[tuple[str, list[str], str]]:
+    """What the lists show: each page's imported names and its title."""
+    titles = getattr(env, "titles", {})
+    return sorted(
+        (page, names, titles[page].astext() if page in titles else page)
+        for page, names in _usage(env).items()
+    )
+
+
+def remember_usage(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    """Before pages are read again, note what the lists show now."""
+    app._lessons_code_usage_before = _usage_state(env)  # type: ignore[attr-defined]
+    return []
+
+
+def rewrite_listings(app: Sphinx, env: Any) -> list[str]:
+    """Write the pages with lists again if an import or a title changed.
+
+    The lists are filled in when a page is written (``fill_usage``), so the
+    pages holding them never need to be read again for it: a no-change
+    rebuild reads and writes none of them.
+    """
+    if getattr(app, "_lessons_code_usage_before", None) == _usage_state(env):
+        return []
+    return sorted(_listings(env))
 
 
 def fill_usage(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -259,13 +344,15 @@ def fill_usage(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def purge_usage(app: Sphinx, env: Any, docname: str) -> None:
-    """Forget what a removed or re-read page imported."""
+    """Forget what a removed or re-read page imported or listed."""
     _usage(env).pop(docname, None)
+    _listings(env).discard(docname)
 
 
 def merge_usage(app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
     """Combine the records of parallel readers."""
     _usage(env).update(_usage(other))
+    _listings(env).update(_listings(other))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -273,8 +360,11 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(used_in_pages)
     app.add_directive("used-in-pages", UsedInPagesDirective)
     app.connect("source-read", on_source_read)
+    app.connect("env-before-read-docs", spread_notebooks)
     app.connect("builder-inited", on_builder_inited, priority=100)
     app.connect("doctree-resolved", fill_usage)
+    app.connect("env-get-outdated", remember_usage)
+    app.connect("env-get-updated", rewrite_listings)
     app.connect("env-purge-doc", purge_usage)
     app.connect("env-merge-info", merge_usage)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

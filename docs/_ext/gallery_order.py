@@ -17,6 +17,7 @@ ORDER = (
     "plot_attention_speed.py",
     "plot_positional_encoding.py",
     "plot_order_task.py",
+    "plot_order_task_long.py",
     "plot_encoder_block.py",
     "plot_pre_post_norm.py",
 )

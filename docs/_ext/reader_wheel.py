@@ -72,7 +72,8 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{dist_name}-{version}-py3-none-any.whl"
     for stale in out_dir.glob("*.whl"):
-        stale.unlink()
+        if stale != target:  # an unchanged wheel keeps its file, and its date
+            stale.unlink()
     write_zip(target, files, source_date())  # fixed date: reproducible bytes
     return target
 

@@ -9,6 +9,7 @@ two builds of the same commit give the same bytes.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import time
 import zipfile
@@ -27,7 +28,12 @@ def source_date() -> tuple[int, int, int, int, int, int]:
 def write_zip(
     path: Path, entries: list[tuple[str, bytes]], date_time: tuple[int, int, int, int, int, int]
 ) -> None:
-    """Write ``entries`` (name, bytes), in the order given, all dated ``date_time``."""
+    """Write ``entries`` (name, bytes), in the order given, all dated ``date_time``.
+
+    A file that already holds exactly these bytes is left alone, modification
+    time included: pages that depend on it (the reader wheel, say) are then
+    not read again by the next build.
+    """
     partial = path.with_suffix(path.suffix + ".tmp")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries:
@@ -35,6 +41,9 @@ def write_zip(
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
+    if path.is_file() and filecmp.cmp(partial, path, shallow=False):
+        partial.unlink()
+        return
     partial.replace(path)
 
 

@@ -8,10 +8,7 @@ Chromium driven by Playwright; Playwright's own browser download is not used.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from site_support import (
     BuildResult,
     find_chromium,
     run_sphinx,
+    serve_folder,
 )
 
 
@@ -36,23 +34,11 @@ def built_site() -> BuildResult:
     return result
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="session")
 def site_url(built_site: BuildResult) -> Iterator[str]:
     """Serve the built site on a free port of 127.0.0.1."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site.html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_folder(built_site.html) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

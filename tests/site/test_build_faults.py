@@ -8,11 +8,10 @@ and package; a tiny index; one faulty page or example) and checks that
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from site_support import DOCS, ROOT, run_sphinx
+from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
 
 pytestmark = pytest.mark.site
 
@@ -40,43 +39,6 @@ x = 1
 # %%
 y = x / 0
 '''
-
-NOTEBOOK_HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  name: python3
-  display_name: Python 3
----
-"""
-
-
-def make_book(tmp_path: Path, pages: dict[str, str], examples: dict[str, str]) -> Path:
-    """A copy of the book with only ``pages`` (name -> text) and ``examples``."""
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copytree(ROOT / "lessons_code", tmp_path / "lessons_code")
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    shutil.copy(DOCS / "conf.py", docs / "conf.py")
-    shutil.copy(DOCS / "references.bib", docs / "references.bib")
-    for folder in ("_ext", "_static", "_templates"):
-        shutil.copytree(DOCS / folder, docs / folder)
-    (docs / "claims").mkdir()
-    toctree = "\n".join(["auto_examples/index", *pages])
-    bibliography = "```{bibliography}\n:all:\n```\n"
-    (docs / "index.md").write_text(
-        f"# Test book\n\n```{{toctree}}\n{toctree}\n```\n\n{bibliography}", encoding="utf-8"
-    )
-    for name, text in pages.items():
-        (docs / f"{name}.md").write_text(text, encoding="utf-8")
-    gallery = tmp_path / "gallery"
-    gallery.mkdir()
-    (gallery / "README.txt").write_text("Examples\n========\n", encoding="utf-8")
-    for name, text in examples.items():
-        (gallery / name).write_text(text, encoding="utf-8")
-    return docs
 
 
 def build(docs: Path) -> tuple[int, str]:
