@@ -115,12 +115,12 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# A slower start
-# --------------
-# With the encoding the task is still solved, but the loss stays near
-# :math:`\ln 2` for longer before it drops: the two informative tokens are
-# two of 32 terms in the mean, so the gradient that points at them starts out
-# weaker. The curves are means over the seeds.
+# Training losses
+# ---------------
+# With the encoding the loss falls close to zero, as at :math:`T = 8`.
+# Without it the loss creeps down only as the model memorises training
+# sequences through their noise, which the test accuracy above shows does
+# not carry over to new ones. The curves are means over the seeds.
 
 fig, ax = plt.subplots(figsize=(7, 4))
 for use_pe, colour in ((False, "tab:gray"), (True, "tab:blue")):
@@ -137,8 +137,10 @@ plt.show()
 
 
 # %%
-# The first epoch at which each run's training loss is below 0.1 (the number
-# of epochs when it never gets there), next to its accuracies:
+# How long each run takes to fit its training set: the first epoch at which
+# its training loss is below 0.1 (the number of epochs when it never gets
+# there), next to its accuracies. The lesson on positional encoding sets
+# these counts beside the same counts at :math:`T = 8`.
 
 
 def first_epoch_below(losses: list[float], level: float) -> int:

@@ -53,6 +53,11 @@ UNRELATED_PAGE = NOTEBOOK_HEADER + (
     "print('unrelated', softmax(np.zeros(4)).tolist())\n"
     f"{STAMP}```\n"
 )
+# Not a notebook: the API reference's list of the lessons that import a name.
+LISTING_PAGE = (
+    "# Listing\n\n"
+    "```{eval-rst}\n.. used-in-pages:: lessons_code.positional.positional_encoding\n```\n"
+)
 DIRECT_EXAMPLE = f'''"""
 Direct example
 ==============
@@ -112,6 +117,13 @@ def outputs(html: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
+def listed_lessons(html: Path) -> list[str]:
+    """The lesson titles that the listing page links to."""
+    text = (html / "listing.html").read_text(encoding="utf-8")
+    found = re.search(r'<p class="used-in-pages">(.*?)</p>', text, re.S)
+    return re.findall(r"<a [^>]*>([^<]+)</a>", found.group(1)) if found else []
+
+
 def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]:
     """Build; return the pages and examples executed, and every output."""
     html = docs / "_build" / "html"
@@ -123,7 +135,12 @@ def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]
 
 
 def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -> None:
-    pages = {"direct": DIRECT_PAGE, "indirect": INDIRECT_PAGE, "unrelated": UNRELATED_PAGE}
+    pages = {
+        "direct": DIRECT_PAGE,
+        "indirect": INDIRECT_PAGE,
+        "unrelated": UNRELATED_PAGE,
+        "listing": LISTING_PAGE,
+    }
     examples = {"plot_direct.py": DIRECT_EXAMPLE, "plot_unrelated.py": UNRELATED_EXAMPLE}
     docs = make_book(tmp_path, pages, examples)
 
@@ -132,6 +149,8 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     assert ran_examples == {"plot_direct.py", "plot_unrelated.py"}
     assert first["direct"][0] == first["plot_direct"][0] == "1.0"
     assert first["unrelated"][0].startswith("[0.25,")
+    html = docs / "_build" / "html"
+    assert listed_lessons(html) == ["Direct"]
 
     # No change: nothing runs, every output is the one of the first build.
     ran_pages, ran_examples, same = rebuild(docs)
@@ -173,3 +192,17 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
         assert after_edit[name][1] != first[name][1], f"{name} was not executed again"
     assert after_edit["unrelated"] == first["unrelated"]
     assert after_edit["plot_unrelated"] == after_example["plot_unrelated"]
+
+    # A lesson starts to import the name: it runs again, and the listing
+    # (written from what every lesson imports) names it too.
+    unrelated.write_text(
+        unrelated.read_text(encoding="utf-8").replace(
+            "from lessons_code.attention import softmax\n",
+            "from lessons_code.attention import softmax\n"
+            "from lessons_code.positional import positional_encoding\n",
+        ),
+        encoding="utf-8",
+    )
+    ran_pages, ran_examples, _ = rebuild(docs)
+    assert (ran_pages, ran_examples) == ({"unrelated.md"}, set())
+    assert listed_lessons(html) == ["Direct", "Unrelated"]
