@@ -31,7 +31,7 @@ from lessons_code._checks import (
     check_tensor,
 )
 from lessons_code.blocks import Encoder
-from lessons_code.order_task import make_order_splits
+from lessons_code.order_task import _accuracy, _seeded, _splits_on
 from lessons_code.positional import positional_encoding
 
 __all__ = ["DeepOrderClassifier", "DepthRun", "block_grad_norms", "train_deep_stack"]
@@ -256,14 +256,8 @@ def train_deep_stack(
     record_every = check_positive_int(record_every, "record_every")
     device = torch.device("cpu") if device is None else torch.device(device)
 
-    data = make_order_splits(seq_len, n_train=n_train)
-    x_train, y_train = data.x_train.to(device), data.y_train.to(device)
-    x_test, y_test = data.x_test.to(device), data.y_test.to(device)
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = DeepOrderClassifier(num_layers, norm_first)
-    model = model.to(device)
+    x_train, y_train, x_test, y_test = _splits_on(device, seq_len, n_train=n_train)
+    model = _seeded(seed, lambda: DeepOrderClassifier(num_layers, norm_first)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.BCEWithLogitsLoss()
 
@@ -285,8 +279,8 @@ def train_deep_stack(
 
     model.eval()
     with torch.no_grad():
-        train_accuracy = float(((model(x_train) > 0).float() == y_train).float().mean())
-        test_accuracy = float(((model(x_test) > 0).float() == y_test).float().mean())
+        train_accuracy = _accuracy(model(x_train), y_train)
+        test_accuracy = _accuracy(model(x_test), y_test)
     return DepthRun(
         norm_first=norm_first,
         num_layers=num_layers,

@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -58,6 +59,7 @@ DATA_SEED = 3
 # Held while a run seeds PyTorch's global generator and draws its initial
 # weights, so that runs trained in parallel threads cannot interleave draws.
 _INIT_LOCK = threading.Lock()
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 def make_order_dataset(
@@ -358,6 +360,30 @@ def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float(((logits > 0).float() == y).float().mean())
 
 
+def _seeded(seed: int, build: Callable[[], ModuleT]) -> ModuleT:
+    """``build()`` with torch seeded by ``seed``; the global random state is left as it was.
+
+    Done under a lock, so that models built in parallel threads (see
+    :func:`run_order_grid`) cannot interleave their draws.
+    """
+    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
+
+
+def _splits_on(
+    device: torch.device, seq_len: int, **sizes: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``x_train, y_train, x_test, y_test`` of :func:`make_order_splits`, on ``device``."""
+    data = make_order_splits(seq_len, **sizes)
+    return (
+        data.x_train.to(device),
+        data.y_train.to(device),
+        data.x_test.to(device),
+        data.y_test.to(device),
+    )
+
+
 def run_order_experiment(
     use_pos_enc: bool,
     seed: int,
@@ -423,13 +449,9 @@ def run_order_experiment(
     lr = check_real(lr, "lr", strict=True)
     device = torch.device("cpu") if device is None else torch.device(device)
 
-    data = make_order_splits(seq_len)
-    x_train, y_train = data.x_train.to(device), data.y_train.to(device)
-    x_test, y_test = data.x_test.to(device), data.y_test.to(device)
-
-    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = OrderClassifier(d_model=x_train.shape[-1], use_pos_enc=use_pos_enc)
+    x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
+    d_model = x_train.shape[-1]
+    model = _seeded(seed, lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc))
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.BCEWithLogitsLoss()
