@@ -8,7 +8,6 @@ Chromium driven by Playwright; Playwright's own browser download is not used.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from site_support import (
     find_chromium,
     run_sphinx,
     serve_folder,
+    skip_or_fail,
 )
 
 
@@ -50,9 +50,7 @@ def browser() -> Iterator[object]:
             "NO BROWSER: Chromium not found at /usr/bin/chromium (install Debian's "
             "'chromium' package or set CHROMIUM=/path/to/chromium); browser tests skipped"
         )
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason + " -- and CI=true, where a missing browser is a failure")
-        pytest.skip(reason)
+        skip_or_fail(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,6 +252,15 @@ class PageVisit:
 
     def close(self) -> None:
         self.context.close()
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test with ``reason``; under ``CI=true`` a missing tool fails it instead."""
+    import pytest
+
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} -- and CI=true, where that is a failure")
+    pytest.skip(reason)
 
 
 def find_chromium() -> str | None:
