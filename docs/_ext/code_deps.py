@@ -229,8 +229,9 @@ def spread_notebooks(app: Sphinx, env: Any, docnames: list[str]) -> None:
     _create_execution_cache(env)
     chunks = make_chunks(list(docnames), nproc)
     slots = [len(chunk) for chunk in chunks]
-    notebooks = [name for name in docnames if _is_notebook(env, name)]
-    others = [name for name in docnames if name not in set(notebooks)]
+    is_notebook = {name: _is_notebook(env, name) for name in docnames}
+    notebooks = [name for name in docnames if is_notebook[name]]
+    others = [name for name in docnames if not is_notebook[name]]
     buckets: list[list[str]] = [[] for _ in chunks]
     for index, name in enumerate(notebooks):
         buckets[index % min(nproc, len(buckets))].append(name)
