@@ -36,6 +36,7 @@ extensions = [
     "sphinxcontrib.bibtex",
     "sphinx_exercise",
     "katex_mathml",
+    "listing",
     "code_deps",
     "api_stubs",
     "provenance",
