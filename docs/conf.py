@@ -35,6 +35,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinxcontrib.bibtex",
     "sphinx_exercise",
+    "sphinx_togglebutton",
     "katex_mathml",
     "listing",
     "code_deps",
@@ -130,6 +131,13 @@ sphinx_gallery_conf = {
         f"#     pip install lessons_code-{release}-py3-none-any.whl matplotlib pandas"
     ),
 }
+
+# -- Solutions ------------------------------------------------------------------
+# sphinx-exercise marks a solution ``dropdown``; sphinx-togglebutton collapses
+# every such block on load behind a button in its title (keyboard operable,
+# aria-expanded). Only solutions are dropdowns in this book.
+togglebutton_hint = "Show solution"
+togglebutton_hint_hide = "Hide solution"
 
 # -- Bibliography -------------------------------------------------------------
 bibtex_bibfiles = ["references.bib"]

@@ -10,6 +10,8 @@ one when the upstream projects fix them:
 * the sidebar's expand/collapse toggles get a name, a citation list loses a
   ``role="list"`` that has no list items, and display formulas wider than the
   column become focusable so a keyboard can scroll them (``_static/a11y.js``);
+* a solution's show/hide button is named by its visible hint and shows its
+  focus (``_static/a11y.js``, ``_static/a11y.css``);
 * the search field's accessible name is its visible text ("Search Ctrl+K"),
   not a shorter ``aria-label`` (``_static/a11y.js``).
 """

@@ -14,6 +14,15 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll(".search-button-field[aria-label]").forEach((button) => {
     button.removeAttribute("aria-label");
   });
+  // A solution's show/hide button (sphinx-togglebutton) is named "Toggle hidden
+  // content" whatever it shows: name it by its visible hint, "Show solution" or
+  // "Hide solution" (WCAG 2.5.3), also after each click.
+  const nameToggle = (button) => button.setAttribute("aria-label", button.dataset.toggleHint);
+  document.querySelectorAll("button.toggle-button").forEach(nameToggle);
+  new MutationObserver((changes) => changes.forEach((change) => nameToggle(change.target))).observe(
+    document.body,
+    { subtree: true, attributeFilter: ["data-toggle-hint"] },
+  );
   // A citation list is a plain container, not an ARIA list without items.
   document.querySelectorAll(".citation-list[role='list']").forEach((list) => {
     list.removeAttribute("role");
