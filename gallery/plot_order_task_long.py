@@ -70,8 +70,8 @@ print(f"{len(runs)} runs in {wall:.1f} s on {device}")
 # %%
 # Test accuracy, run by run
 # -------------------------
-# In percent, one row per setting, then the mean and the (population)
-# standard deviation over the seeds.
+# In percent, one row per setting, then the mean and the sample standard
+# deviation over the seeds (dividing by n - 1 = 4, as in the book).
 
 order = ["without", "with"]
 results = pd.DataFrame(
@@ -89,13 +89,14 @@ table = results.pivot_table(
 table.columns = [f"seed {seed}" for seed in table.columns]
 seed_columns = list(table.columns)
 table["mean"] = table[seed_columns].mean(axis=1)
-table["std"] = table[seed_columns].std(axis=1, ddof=0)
+table["std"] = table[seed_columns].std(axis=1, ddof=1)  # sample std, n - 1
 table.round(1)
 
 # %%
 # As a chart
 # ----------
-# Bars are the means, dots the seeds, the dashed line chance.
+# Bars are the means, dots the seeds. Two lines mark chance: a coin flip
+# (50 %) and always answering the test set's majority label.
 
 fig, ax = plt.subplots(figsize=(6, 4.5))
 positions = np.arange(len(order))
@@ -103,7 +104,14 @@ ax.bar(positions, table["mean"], color=["tab:gray", "tab:blue"])
 for i, pe in enumerate(order):
     scores = table.loc[pe, seed_columns]
     ax.plot(np.full(len(scores), i), scores, "k.", markersize=8)
-ax.axhline(50, color="black", linestyle="--", label="chance (50 %)")
+majority = 100 * max(data.y_test.mean(), 1 - data.y_test.mean())
+ax.axhline(50, color="black", linestyle="--", label="coin flip (50 %)")
+ax.axhline(
+    majority,
+    color="black",
+    linestyle=":",
+    label=f"majority label ({majority:.1f} %)",
+)
 ax.set_xticks(positions, [f"{pe} PE" for pe in order])
 ax.set_yticks(range(0, 101, 20))
 ax.set_ylim(0, 120)
@@ -160,6 +168,6 @@ results.set_index(["positional encoding", "seed"]).round(1)
 
 for pe, row in table.iterrows():
     mean, std = row["mean"], row["std"]
-    print(f"T = 32, {pe:7s} PE: {mean:5.1f} % (std {std:.1f} %)")
+    print(f"T = 32, {pe:7s} PE: {mean:5.1f} % (sample std {std:.1f} %)")
 
 torch.set_num_threads(threads)  # as it was before this example
