@@ -5,10 +5,10 @@ Order detection: why attention needs positions
 Train a small self-attention classifier to tell whether token ``A`` comes
 before token ``B`` in a sequence of 8 noise vectors, five times with and five
 times without the sinusoidal positional encoding. You will see a table of the
-test accuracy of every run with its mean and standard deviation, a bar chart
-of the same numbers, and the training losses: without positions the model can
-only memorise its training set and stays at chance on new sequences; with
-them it solves the task. The example after this one repeats the experiment
+test accuracy of every run with its mean and sample standard deviation, a bar
+chart of the same numbers, and the training losses: without positions the
+model can only memorise its training set and is no better than chance on new
+sequences; with them it solves the task. The example after this one repeats the experiment
 with sequences four times as long.
 
 To run this example on your machine, download |wheel_download| and install it
@@ -95,8 +95,8 @@ print(f"{len(runs)} runs in {wall:.1f} s on {device}")
 # %%
 # Test accuracy, run by run
 # -------------------------
-# One row per setting, one column per seed, then the mean and the (population)
-# standard deviation over the five seeds, in percent.
+# One row per setting, one column per seed, then the mean and the sample
+# standard deviation (n - 1) over the five seeds, in percent.
 
 results = pd.DataFrame(
     {
