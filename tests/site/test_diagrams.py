@@ -67,7 +67,8 @@ def figure_image(html: Path, page: str, figure: str) -> dict[str, str]:
 
 def shipped_file(html: Path, page: str, src: str) -> Path:
     parts = urlsplit(src)
-    assert not parts.scheme and not parts.netloc, f"{page}: image {src!r} is not local"
+    assert not parts.scheme, f"{page}: image {src!r} is not local"
+    assert not parts.netloc, f"{page}: image {src!r} is not local"
     return ((html / page).parent / unquote(parts.path)).resolve()
 
 
@@ -97,7 +98,8 @@ def test_diagram_file_is_shipped_small_and_self_contained(
     assert root.get("role") == "img"
     for child in ("title", "desc"):
         element = root.find(f"{SVG}{child}")
-        assert element is not None and (element.text or "").strip(), f"{name}: no <{child}>"
+        assert element is not None, f"{name}: no <{child}>"
+        assert (element.text or "").strip(), f"{name}: empty <{child}>"
     forbidden = {"script", "foreignObject", "image", "a", "iframe"}
     used = {element.tag.removeprefix(SVG) for element in root.iter()}
     assert used & forbidden == set(), f"{name} uses {used & forbidden}"
@@ -131,7 +133,10 @@ def test_diagrams_load_unscaled_at_1280_px(
                     "img => [img.getBoundingClientRect().width, img.naturalWidth]"
                 )
                 assert shown >= natural - 1, f"{figure} scaled to {shown}/{natural} px"
+                # A full-page clip, so the theme's sticky header does not cover it.
+                visit.page.evaluate("window.scrollTo(0, 0)")
+                box = visit.page.locator(f"figure#{figure}").bounding_box()
                 target = artifacts / f"diagram-{figure}-{mode}.png"
-                visit.page.locator(f"figure#{figure}").screenshot(path=str(target))
+                visit.page.screenshot(path=str(target), full_page=True, clip=box)
         finally:
             visit.close()
