@@ -28,6 +28,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 SVG_NAMESPACE_DECLARATION = 'xmlns="http://www.w3.org/2000/svg"'
 MAX_BYTES = 15_000
 MIN_ALT = 80
+#: Smallest text in the files, in px at 1:1 (they are shown unscaled at 1280 px).
+MIN_FONT_PX = 12
 
 #: (page, figure id, file name under docs/figures/)
 DIAGRAMS = [
@@ -112,6 +114,11 @@ def test_diagram_file_is_shipped_small_and_self_contained(
     text = data.decode("utf-8").replace(SVG_NAMESPACE_DECLARATION, "", 1)
     assert not re.search(r"https?:|//[a-z0-9]|@import|@font-face", text, re.I), name
     assert all(ref.startswith("#") for ref in re.findall(r"url\(\s*([^)]*)\)", text)), name
+    sizes = [float(size) for size in re.findall(r"font-size:\s*([\d.]+)px", text)]
+    assert sizes, f"{name}: no font size set"
+    assert min(sizes) >= MIN_FONT_PX, f"{name}: text of {min(sizes)} px"
+    assert "font-family" in text, name
+    assert not re.search(r"font-size=", text), f"{name}: a font size outside the style sheet"
 
 
 @pytest.mark.browser
