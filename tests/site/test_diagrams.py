@@ -1,0 +1,149 @@
+"""The three hand-written diagrams: on their pages, described, and self-contained.
+
+Each diagram is an SVG file under ``docs/figures/`` placed with a MyST
+``{figure}`` that has a ``:name:``. The checks read the built HTML: the figure
+is on its page, its ``<img>`` has an alt text that describes it, and the file
+the page points at is shipped, byte for byte the one in the repository, small,
+well-formed XML with a ``<title>`` and a ``<desc>``, and free of anything that
+would make a reader's browser fetch or run something (no URL, no ``@import``,
+no script). In headless Chromium the image loads, in light and in dark mode,
+and at the default 1280 px wide viewport it is not scaled down, so its
+smallest text (12 px in the file) stays at least 12 px on screen.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from site_support import BAD_ALT, DOCS, BuildResult, PageVisit
+
+pytestmark = pytest.mark.site
+
+SVG = "{http://www.w3.org/2000/svg}"
+SVG_NAMESPACE_DECLARATION = 'xmlns="http://www.w3.org/2000/svg"'
+MAX_BYTES = 15_000
+MIN_ALT = 80
+#: Smallest text in the files, in px at 1:1 (they are shown unscaled at 1280 px).
+MIN_FONT_PX = 12
+
+#: (page, figure id, file name under docs/figures/)
+DIAGRAMS = [
+    ("encoder_block.html", "fig-encoder-norms", "encoder_block_norms.svg"),
+    ("encoder_block.html", "fig-encoder-decoder", "encoder_decoder.svg"),
+    ("multihead_attention.html", "fig-head-split", "head_split_shapes.svg"),
+]
+IDS = [figure for _, figure, _ in DIAGRAMS]
+
+
+class _FigureImages(HTMLParser):
+    """The attributes of the first ``<img>`` inside every ``<figure id=...>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: dict[str, dict[str, str]] = {}
+        self._figure: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {key: value or "" for key, value in attrs}
+        if tag == "figure" and values.get("id"):
+            self._figure = values["id"]
+        elif tag == "img" and self._figure and self._figure not in self.images:
+            self.images[self._figure] = values
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "figure":
+            self._figure = None
+
+
+def figure_image(html: Path, page: str, figure: str) -> dict[str, str]:
+    parser = _FigureImages()
+    parser.feed((html / page).read_text(encoding="utf-8"))
+    assert figure in parser.images, f"{page} has no <figure id={figure!r}> with an <img>"
+    return parser.images[figure]
+
+
+def shipped_file(html: Path, page: str, src: str) -> Path:
+    parts = urlsplit(src)
+    assert not parts.scheme, f"{page}: image {src!r} is not local"
+    assert not parts.netloc, f"{page}: image {src!r} is not local"
+    return ((html / page).parent / unquote(parts.path)).resolve()
+
+
+@pytest.mark.parametrize(("page", "figure", "name"), DIAGRAMS, ids=IDS)
+def test_diagram_is_on_its_page_with_a_describing_alt_text(
+    built_site: BuildResult, page: str, figure: str, name: str
+) -> None:
+    image = figure_image(built_site.html, page, figure)
+    assert Path(urlsplit(image.get("src", "")).path).name == name
+    alt = image.get("alt", "")
+    assert len(alt) >= MIN_ALT, f"alt text of {figure} is too short to describe it: {alt!r}"
+    assert not BAD_ALT.search(alt), alt
+
+
+@pytest.mark.parametrize(("page", "figure", "name"), DIAGRAMS, ids=IDS)
+def test_diagram_file_is_shipped_small_and_self_contained(
+    built_site: BuildResult, page: str, figure: str, name: str
+) -> None:
+    path = shipped_file(built_site.html, page, figure_image(built_site.html, page, figure)["src"])
+    assert path.is_file(), f"{path} is not in the built site"
+    data = path.read_bytes()
+    assert data == (DOCS / "figures" / name).read_bytes(), "the site ships another file"
+    assert len(data) < MAX_BYTES, f"{name} is {len(data)} bytes"
+
+    root = ET.fromstring(data)
+    assert root.tag == f"{SVG}svg"
+    assert root.get("role") == "img"
+    for child in ("title", "desc"):
+        element = root.find(f"{SVG}{child}")
+        assert element is not None, f"{name}: no <{child}>"
+        assert (element.text or "").strip(), f"{name}: empty <{child}>"
+    forbidden = {"script", "foreignObject", "image", "a", "iframe"}
+    used = {element.tag.removeprefix(SVG) for element in root.iter()}
+    assert used & forbidden == set(), f"{name} uses {used & forbidden}"
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            if key.endswith("href"):
+                assert value.startswith("#"), f"{name}: {key}={value!r} leaves the file"
+            assert not key.startswith("on"), f"{name}: event handler {key}"
+
+    text = data.decode("utf-8").replace(SVG_NAMESPACE_DECLARATION, "", 1)
+    assert not re.search(r"https?:|//[a-z0-9]|@import|@font-face", text, re.I), name
+    assert all(ref.startswith("#") for ref in re.findall(r"url\(\s*([^)]*)\)", text)), name
+    sizes = [float(size) for size in re.findall(r"font-size:\s*([\d.]+)px", text)]
+    assert sizes, f"{name}: no font size set"
+    assert min(sizes) >= MIN_FONT_PX, f"{name}: text of {min(sizes)} px"
+    assert "font-family" in text, name
+    assert not re.search(r"font-size=", text), f"{name}: a font size outside the style sheet"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_diagrams_load_unscaled_at_1280_px(
+    browser, site_url: str, artifacts: Path, mode: str
+) -> None:
+    for page in sorted({page for page, _, _ in DIAGRAMS}):
+        visit = PageVisit(browser, site_url, page, mode=mode)
+        try:
+            assert visit.page.viewport_size["width"] == 1280
+            assert visit.page.evaluate("document.documentElement.dataset.theme") == mode
+            for figure in (f for p, f, _ in DIAGRAMS if p == page):
+                image = visit.page.locator(f"figure#{figure} img")
+                image.scroll_into_view_if_needed()
+                loaded = image.evaluate("img => img.complete && img.naturalWidth > 0")
+                assert loaded, f"{figure} did not load ({mode} mode)"
+                shown, natural = image.evaluate(
+                    "img => [img.getBoundingClientRect().width, img.naturalWidth]"
+                )
+                assert shown >= natural - 1, f"{figure} scaled to {shown}/{natural} px"
+                # A full-page clip, so the theme's sticky header does not cover it.
+                visit.page.evaluate("window.scrollTo(0, 0)")
+                box = visit.page.locator(f"figure#{figure}").bounding_box()
+                target = artifacts / f"diagram-{figure}-{mode}.png"
+                visit.page.screenshot(path=str(target), full_page=True, clip=box)
+        finally:
+            visit.close()
