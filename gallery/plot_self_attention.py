@@ -62,8 +62,8 @@ print("weights (T, T):", weights.shape)
 print(np.array2string(weights, precision=3, suppress_small=True))
 
 row_sums = weights.sum(axis=1)
-assert np.allclose(row_sums, 1.0), row_sums
 print("row sums:", np.array2string(row_sums, precision=6))
+print("every row sums to 1:", np.allclose(row_sums, 1.0))
 
 # %%
 # The same matrix as a heatmap; a darker cell is a smaller weight.
@@ -109,9 +109,8 @@ print(mask.astype(int))
 _, masked_weights = self_attention(x, w_q, w_k, w_v, mask=mask)
 print(np.array2string(masked_weights, precision=3, suppress_small=True))
 
-assert np.allclose(masked_weights.sum(axis=1), 1.0)
-assert np.all(np.triu(masked_weights, k=1) == 0.0)
-print("upper triangle is exactly zero; every row still sums to 1")
+print("upper triangle exactly zero:", np.all(np.triu(masked_weights, k=1) == 0.0))
+print("every row still sums to 1:", np.allclose(masked_weights.sum(axis=1), 1.0))
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
 heatmap(
