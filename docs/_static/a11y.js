@@ -30,7 +30,7 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 // Display formulas wider than the column scroll sideways: let the keyboard reach them.
 window.addEventListener("load", () => {
-  document.querySelectorAll("div.display-math").forEach((block) => {
+  document.querySelectorAll("div.display-math, div.display-math > .katex").forEach((block) => {
     if (block.scrollWidth > block.clientWidth) block.tabIndex = 0;
   });
 });

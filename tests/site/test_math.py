@@ -58,3 +58,58 @@ def test_no_page_relies_on_a_mathvariant_browsers_ignore(built_site: BuildResult
     assert offenders == []
     positional = (built_site.html / "positional_encoding.html").read_text(encoding="utf-8")
     assert "<mi>\N{DOUBLE-STRUCK CAPITAL R}</mi>" in positional
+
+
+EQUATIONS_JS = """
+() => Array.from(document.querySelectorAll("div.display-math"))
+  .filter((block) => block.checkVisibility())
+  .map((block) => {
+    const formula = block.querySelector(":scope > .katex");
+    const number = block.querySelector(":scope > .eqno");
+    const f = formula.getBoundingClientRect();
+    const b = block.getBoundingClientRect();
+    const n = number ? number.getBoundingClientRect() : null;
+    return {
+      id: block.id || formula.textContent.slice(0, 40),
+      overlaps: n !== null && n.left < f.right - 0.5 && n.right > f.left + 0.5
+        && n.top < f.bottom && n.bottom > f.top,
+      numberCut: n !== null && (n.left < b.left - 0.5 || n.right > b.right + 0.5
+        || n.right > document.documentElement.clientWidth),
+      spills: formula.scrollWidth > formula.clientWidth + 1
+        && getComputedStyle(formula).overflowX === "visible",
+      wider: b.right > document.documentElement.clientWidth + 0.5,
+    };
+  })
+"""
+LESSON_PAGES = [
+    "recurrence.html",
+    "self_attention.html",
+    "multihead_attention.html",
+    "positional_encoding.html",
+    "encoder_block.html",
+]
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("width", [1280, 390])
+def test_equation_numbers_stay_visible_beside_their_formulas(
+    browser, site_url: str, width: int
+) -> None:
+    problems: dict[str, list] = {}
+    seen = 0
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for path in LESSON_PAGES:
+            page.goto(f"{site_url}/{path}", wait_until="load")
+            equations = page.evaluate(EQUATIONS_JS)
+            seen += len(equations)
+            bad = [
+                e for e in equations if e["overlaps"] or e["numberCut"] or e["spills"] or e["wider"]
+            ]
+            if bad:
+                problems[path] = bad
+    finally:
+        context.close()
+    assert seen >= 15
+    assert problems == {}
