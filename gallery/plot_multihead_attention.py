@@ -6,9 +6,10 @@ Recompute ``torch.nn.MultiheadAttention`` from its own weights, one step at a
 time, and print the shape of every intermediate tensor; then copy the weights
 into the package's own module and run it with a causal mask. A table gives the
 largest difference from PyTorch's output, in float32 and float64, for every
-multi-head check of the book; one heatmap per head shows that each head
-attends in its own way, and a last table shows that four heads cost the same
-matrix products as one.
+multi-head check of the book; one heatmap per head, all on one colour scale,
+shows that each head attends in its own way; a last pair of tables shows that
+four heads cost the same matrix products as one, but four times the memory
+for their attention weights.
 
 To run this example on your machine, download |wheel_download| and install it
 with ``pip install lessons_code-*.whl matplotlib pandas``.
@@ -134,26 +135,33 @@ table[attention_rows].rename_axis("the package's")
 # One heatmap per head
 # --------------------
 # The per-head weights of the first sequence, from the step-by-step run
-# above. Even with random weights the four heads spread their attention
-# differently, because each one compares queries and keys in its own
-# 4-dimensional subspace; after training, heads specialise further.
+# above, heads numbered 1 to 4. All four panels share one colour scale, from
+# 0 to 1, so that one colour is one weight everywhere. Even with random
+# weights the four heads spread their attention differently, because each one
+# compares queries and keys in its own 4-dimensional subspace; training makes
+# them specialise (the positional-encoding lesson shows the heads of a trained
+# model).
 
-weights = steps["weights"][0]  # (H, T, T), first sequence of the batch
+# (H, T, T), the first sequence of the batch
+weights = steps["weights"][0].cpu()
 print("per-head weights of sequence 0 (H, T, T):", tuple(weights.shape))
 
-fig, axes = plt.subplots(2, 2, figsize=(9, 7.5))
+fig, axes = plt.subplots(2, 2, figsize=(9, 7.5), layout="constrained")
 for head, ax in enumerate(axes.flat):
-    heatmap(
+    image = heatmap(
         ax,
         weights[head],
-        title=f"head {head}",
+        title=f"head {head + 1}",
         xlabel="key position",
         ylabel="query position",
         annotate=True,
         fmt="{:.2f}",
+        vmin=0.0,
+        vmax=1.0,
+        colorbar=False,
     )
+fig.colorbar(image, ax=axes, label="attention weight")
 fig.suptitle("Attention weights of the 4 heads (D = 16, d_head = 4)")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -161,8 +169,8 @@ plt.show()
 # ----------------------
 # :func:`~lessons_code.multihead.attention_flops` counts the multiply-adds of
 # the matrix products. :math:`H` heads of width :math:`D / H` do the same
-# work as one head of width :math:`D`: every term has :math:`H \cdot d_{head}
-# = D` in it. Heads change *what* is computed, not how much.
+# matrix work as one head of width :math:`D`: every term has
+# :math:`H \cdot d_{head} = D` in it.
 
 flops = pd.DataFrame(
     {
@@ -171,3 +179,23 @@ flops = pd.DataFrame(
     }
 )
 flops.rename_axis("multiply-adds (T = 5, D = 16)")
+
+# %%
+# What does grow with the heads is the attention weights: every head has its
+# own :math:`T \times T` matrix, so the layer fills a :math:`(B, H, T, T)`
+# tensor, takes one exponential per entry in the softmax and keeps the tensor
+# for the backward pass. Its size has no :math:`d_{head}` in it to cancel
+# :math:`H`. Measured on the package's module, for one sequence of 1024
+# tokens:
+
+x_long = torch.randn(1, 1024, D, device=device)  # (1, T, D)
+sizes = {}
+for h in (1, 2, 4, 8, 16):
+    layer = MultiHeadAttention(D, h).to(device)
+    with torch.no_grad():
+        _, w = layer(x_long, x_long, x_long, return_weights=True)
+    sizes[f"H = {h}"] = {
+        "weights shape": tuple(w.shape),  # (1, H, T, T)
+        "MiB in float32": w.numel() * w.element_size() / 2**20,
+    }
+pd.DataFrame(sizes).rename_axis("attention weights (T = 1024)")

@@ -325,6 +325,60 @@ class OrderClassifier(nn.Module):
         pooled = h.mean(dim=1)  # (B, D): the order of the positions is lost here
         return self.head(pooled).squeeze(-1)  # (B,)
 
+    def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
+        """Return the per-head attention weights of the model's attention layer for ``x``.
+
+        The same computation as the first steps of :meth:`forward` (the
+        encoding is added first if the model uses it), stopped at the
+        attention weights. Call it under ``torch.no_grad()`` to look at them.
+
+        Parameters
+        ----------
+        x
+            A batch of sequences ``(B, T, D)``.
+
+        Returns
+        -------
+        torch.Tensor
+            Weights ``(B, H, T, T)``: ``weights[b, h, i, j]`` is how much
+            query position ``i`` of sequence ``b`` attends to key position
+            ``j`` in head ``h`` (head 1 of the book is index 0); every row
+            sums to 1.
+
+        Shape
+        -----
+        - ``x``: ``(B, T, D)``.
+        - Output: ``(B, H, T, T)``.
+
+        where ``B`` is the batch size, ``T`` the sequence length, ``D`` the
+        width and ``H`` the number of heads.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a floating-point tensor of the parameters' dtype.
+        ValueError
+            If ``x`` is not ``(B, T, D)``.
+
+        Examples
+        --------
+        >>> _ = torch.manual_seed(0)
+        >>> model = OrderClassifier(d_model=16, num_heads=4, use_pos_enc=True)
+        >>> with torch.no_grad():
+        ...     weights = model.attention_weights(torch.randn(3, 8, 16))
+        >>> weights.shape
+        torch.Size([3, 4, 8, 8])
+        >>> bool(torch.allclose(weights.sum(dim=-1), torch.ones(3, 4, 8)))
+        True
+        """
+        x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
+        check_like(x, "x", like=self.head[0].weight, like_name="the module's parameters")
+        _, T, D = x.shape  # (B, T, D)
+        if self.use_pos_enc:
+            x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
+        _, weights = self.attention(x, x, x, return_weights=True)  # (B, H, T, T)
+        return weights
+
 
 @dataclass
 class OrderRun:
@@ -344,6 +398,9 @@ class OrderRun:
         Accuracies in ``[0, 1]`` after training.
     seconds
         Wall-clock time of the training loop.
+    model_state
+        The trained model's ``state_dict``, on the CPU;
+        :meth:`trained_model` rebuilds the model from it.
     """
 
     use_pos_enc: bool
@@ -353,6 +410,39 @@ class OrderRun:
     train_accuracy: float
     test_accuracy: float
     seconds: float
+    model_state: dict[str, torch.Tensor] = field(repr=False, compare=False)
+
+    def trained_model(self) -> OrderClassifier:
+        """Rebuild the trained :class:`OrderClassifier` of this run, in eval mode.
+
+        Returns
+        -------
+        OrderClassifier
+            A new model on the CPU holding a copy of the trained weights
+            (``use_pos_enc`` as in the run), so it gives the run's test
+            predictions again without training.
+
+        Raises
+        ------
+        ValueError
+            If the record holds no trained weights.
+
+        Examples
+        --------
+        >>> run = run_order_experiment(use_pos_enc=True, seed=0, epochs=5)
+        >>> model = run.trained_model()
+        >>> data = make_order_splits()
+        >>> with torch.no_grad():
+        ...     accuracy = float(((model(data.x_test) > 0).float() == data.y_test).float().mean())
+        >>> accuracy == run.test_accuracy
+        True
+        """
+        if not self.model_state:
+            raise ValueError("model_state must hold the trained weights, got an empty dict")
+        d_model = self.model_state["head.0.weight"].shape[1]  # Linear(D, hidden): (hidden, D)
+        model = OrderClassifier(d_model=d_model, use_pos_enc=self.use_pos_enc)
+        model.load_state_dict(self.model_state)
+        return model.eval()
 
 
 def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
@@ -422,7 +512,7 @@ def run_order_experiment(
     Returns
     -------
     OrderRun
-        The loss curve and the final accuracies.
+        The loss curve, the final accuracies and the trained weights.
 
     Shape
     -----
@@ -479,6 +569,7 @@ def run_order_experiment(
         train_accuracy=train_accuracy,
         test_accuracy=test_accuracy,
         seconds=seconds,
+        model_state={name: t.detach().cpu().clone() for name, t in model.state_dict().items()},
     )
 
 

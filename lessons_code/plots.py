@@ -32,6 +32,9 @@ def heatmap(
     colorbar_label: str | None = None,
     annotate: bool = False,
     fmt: str = "{:.2f}",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
 ) -> AxesImage:
     """Draw a matrix as a labelled heatmap with a colour bar.
 
@@ -55,6 +58,13 @@ def heatmap(
         Write each value into its cell (for small matrices).
     fmt
         Format of the annotations.
+    vmin, vmax
+        Ends of the colour scale (default: the smallest and largest value).
+        Give the same ends to every panel of a figure whose panels are
+        compared, so that one colour means one value in all of them.
+    colorbar
+        Draw a colour bar next to the axes; pass ``False`` for the panels of
+        a figure that shares one colour bar (``fig.colorbar(image, ax=axes)``).
 
     Returns
     -------
@@ -68,7 +78,8 @@ def heatmap(
     Raises
     ------
     ValueError
-        If ``data`` is not 2-D or a label is empty.
+        If ``data`` is not 2-D, a label is empty, ``vmin`` or ``vmax`` is
+        given together with ``symmetric``, or ``vmin > vmax``.
 
     Examples
     --------
@@ -80,6 +91,17 @@ def heatmap(
     >>> image.get_array().shape
     (3, 3)
     >>> plt.close(fig)
+
+    Two panels on one colour scale, with one colour bar:
+
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> for ax, m in zip(axes, (np.eye(3), 0.5 * np.eye(3))):
+    ...     image = heatmap(ax, m, title="panel", xlabel="column", ylabel="row",
+    ...                     vmin=0.0, vmax=1.0, colorbar=False)
+    >>> bar = fig.colorbar(image, ax=axes)
+    >>> image.get_clim()
+    (0.0, 1.0)
+    >>> plt.close(fig)
     """
     if isinstance(data, torch.Tensor):
         data = data.detach().cpu().numpy()
@@ -90,17 +112,25 @@ def heatmap(
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty string, got {text!r}")
 
+    if symmetric and (vmin is not None or vmax is not None):
+        raise ValueError("vmin and vmax must not be given together with symmetric=True")
+    if vmin is not None and vmax is not None and vmin > vmax:
+        raise ValueError(f"vmin must not exceed vmax, got vmin={vmin} and vmax={vmax}")
+
     options: dict[str, Any] = {"cmap": cmap, "aspect": "auto", "interpolation": "nearest"}
     if symmetric:
         limit = float(np.abs(matrix).max()) or 1.0
         options.update(vmin=-limit, vmax=limit)
+    else:
+        options.update(vmin=vmin, vmax=vmax)
     image = ax.imshow(matrix, **options)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    colorbar = ax.figure.colorbar(image, ax=ax)
-    if colorbar_label:
-        colorbar.set_label(colorbar_label)
+    if colorbar:
+        bar = ax.figure.colorbar(image, ax=ax)
+        if colorbar_label:
+            bar.set_label(colorbar_label)
     if annotate:
         for (row, col), value in np.ndenumerate(matrix):
             red, green, blue, _ = image.cmap(image.norm(value))

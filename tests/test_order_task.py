@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
+from lessons_code.multihead import MultiHeadAttention
 from lessons_code.order_task import (
     OrderClassifier,
     make_order_dataset,
@@ -14,6 +18,7 @@ from lessons_code.order_task import (
     run_order_grid,
     train_and_evaluate,
 )
+from lessons_code.positional import positional_encoding
 
 A, B = torch.full((4,), 5.0), torch.full((4,), -5.0)
 
@@ -120,6 +125,35 @@ def test_classifier_shapes_and_errors() -> None:
         OrderClassifier(d_model=10)
 
 
+def test_attention_weights_match_pytorch_on_the_encoded_input() -> None:
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    model = OrderClassifier(use_pos_enc=True).eval()
+    model.attention = MultiHeadAttention.from_torch(mha)
+    x = torch.randn(3, 8, 16)
+    with torch.no_grad():
+        ours = model.attention_weights(x)  # (B, H, T, T)
+        encoded = x + positional_encoding(8, 16)
+        _, theirs = mha(encoded, encoded, encoded, average_attn_weights=False)
+    assert ours.shape == (3, 4, 8, 8)
+    torch.testing.assert_close(ours, theirs)
+    torch.testing.assert_close(ours.sum(dim=-1), torch.ones(3, 4, 8))
+    model.use_pos_enc = False  # without the encoding the raw input is attended
+    with torch.no_grad():
+        _, raw = mha(x, x, x, average_attn_weights=False)
+        torch.testing.assert_close(model.attention_weights(x), raw)
+
+
+def test_attention_weights_errors() -> None:
+    model = OrderClassifier()
+    with pytest.raises(ValueError, match="x must have last dimension 16"):
+        model.attention_weights(torch.randn(3, 8, 12))
+    with pytest.raises(ValueError, match="x must have 3 dimensions"):
+        model.attention_weights(torch.randn(8, 16))
+    with pytest.raises(TypeError, match="x must have the dtype of the module's parameters"):
+        model.attention_weights(torch.randn(3, 8, 16, dtype=torch.float64))
+
+
 # -- the experiment -----------------------------------------------------------
 
 
@@ -145,6 +179,26 @@ def test_runs_are_deterministic_and_leave_the_global_seed_alone() -> None:
     other = run_order_experiment(use_pos_enc=True, seed=4, epochs=15)
     assert other.losses != first.losses
     assert first.losses[-1] < first.losses[0]
+
+
+def test_run_keeps_the_trained_weights() -> None:
+    run = run_order_experiment(use_pos_enc=True, seed=1, epochs=20)
+    assert all(t.device.type == "cpu" for t in run.model_state.values())
+    model = run.trained_model()
+    assert not model.training
+    assert model.use_pos_enc
+    data = make_order_splits()
+    with torch.no_grad():
+        logits = model(data.x_test)
+    assert ((logits > 0).float() == data.y_test).float().mean().item() == run.test_accuracy
+    # A fresh model with the run's seed is not the trained one.
+    torch.manual_seed(1)
+    fresh = OrderClassifier(use_pos_enc=True)
+    assert not torch.equal(fresh.head[0].weight, model.head[0].weight)
+    assert "model_state" not in repr(run)
+    empty = dataclasses.replace(run, model_state={})
+    with pytest.raises(ValueError, match="model_state must hold the trained weights"):
+        empty.trained_model()
 
 
 def test_longer_sequences_run() -> None:
