@@ -12,12 +12,18 @@ the positional encoding added: is ``A`` before ``B``? The model is the
 positional encoding, an :class:`~lessons_code.blocks.Encoder` of
 ``num_layers`` blocks (pre-norm stacks end with a final LayerNorm, as usual),
 a mean over positions and ``Linear(D, 1)``. Training is full-batch Adam with
-``BCEWithLogitsLoss`` and no warm-up.
+``BCEWithLogitsLoss``, at a constant learning rate or after a linear warm-up.
+:func:`run_depth_grid` trains every configuration of ``DEPTH_CONFIGS``
+(post-norm; post-norm with a warm-up; post-norm at a smaller rate; pre-norm)
+from several seeds.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
@@ -30,11 +36,20 @@ from lessons_code._checks import (
     check_real,
     check_tensor,
 )
+from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.blocks import Encoder
-from lessons_code.order_task import _accuracy, _seeded, _splits_on
+from lessons_code.order_task import make_order_splits
 from lessons_code.positional import positional_encoding
 
-__all__ = ["DeepOrderClassifier", "DepthRun", "block_grad_norms", "train_deep_stack"]
+__all__ = [
+    "DEPTH_CONFIGS",
+    "DeepOrderClassifier",
+    "DepthConfig",
+    "DepthRun",
+    "block_grad_norms",
+    "run_depth_grid",
+    "train_deep_stack",
+]
 
 
 class DeepOrderClassifier(nn.Module):
@@ -157,14 +172,22 @@ class DepthRun:
     norm_first
         ``True`` for the pre-norm stack, ``False`` for post-norm.
     num_layers
-        Number of blocks.
+        Number of blocks ``N``.
+    seed
+        Seed of the model's initial weights.
+    lr
+        Adam's (peak) learning rate.
+    warmup_steps
+        Length of the linear warm-up (0: none).
     losses
         Training loss before each update (``steps`` values).
+    learning_rates
+        The learning rate of each update (``steps`` values).
     grad_norm_steps
         The steps at which gradient norms were recorded (0 = initialisation).
     grad_norms
-        ``grad_norms[i][l]`` is the gradient norm of block ``l`` (input side
-        first) at step ``grad_norm_steps[i]``.
+        ``grad_norms[i][l]`` is the gradient norm of block ``l + 1`` (block 1
+        is next to the input) at step ``grad_norm_steps[i]``.
     train_accuracy, test_accuracy
         Accuracies in ``[0, 1]`` after training.
     seconds
@@ -173,12 +196,26 @@ class DepthRun:
 
     norm_first: bool
     num_layers: int
+    seed: int
+    lr: float
+    warmup_steps: int
     losses: list[float] = field(repr=False)
+    learning_rates: list[float] = field(repr=False)
     grad_norm_steps: list[int] = field(repr=False)
     grad_norms: list[list[float]] = field(repr=False)
     train_accuracy: float
     test_accuracy: float
     seconds: float
+
+    @property
+    def first_last_ratios(self) -> list[float]:
+        """Gradient norm of block 1 divided by that of block ``N``, at each recorded step.
+
+        1 means the block next to the input gets as large a gradient as the
+        block next to the loss; a value far below 1 means the gradient has
+        shrunk on its way down the stack.
+        """
+        return [norms[0] / norms[-1] for norms in self.grad_norms]
 
 
 def train_deep_stack(
@@ -188,7 +225,8 @@ def train_deep_stack(
     seed: int = 0,
     steps: int = 100,
     lr: float = 0.01,
-    record_every: int = 20,
+    warmup_steps: int = 0,
+    record_every: int = 1,
     n_train: int = 64,
     seq_len: int = 8,
     device: torch.device | str | None = None,
@@ -200,9 +238,11 @@ def train_deep_stack(
     sequences). The model is :class:`DeepOrderClassifier` (``D = 16``,
     ``H = 4``, ``FF = 32``), initialised with torch seed ``seed`` inside
     ``torch.random.fork_rng`` (the global random state is left as it
-    was). Full-batch Adam with a constant learning rate, no warm-up, no
-    gradient clipping. Gradient norms per block are recorded at step 0 (the
-    initialisation) and every ``record_every`` steps.
+    was). Training is full-batch Adam, no gradient clipping. With
+    ``warmup_steps = W > 0`` the learning rate rises linearly: update ``s``
+    (counted from 0) uses ``lr * min(1, (s + 1) / W)``; with ``W = 0`` it is
+    ``lr`` throughout. Gradient norms per block are recorded at step 0 (the
+    initialisation, before any update) and every ``record_every`` steps.
 
     Parameters
     ----------
@@ -215,7 +255,9 @@ def train_deep_stack(
     steps
         Number of full-batch updates.
     lr
-        Adam's learning rate.
+        Adam's learning rate (the peak rate after a warm-up).
+    warmup_steps
+        Number of updates of the linear warm-up; 0 for none.
     record_every
         Record the gradient norms every this many steps.
     n_train
@@ -240,11 +282,12 @@ def train_deep_stack(
     TypeError
         If an argument has the wrong type.
     ValueError
-        If a size is smaller than 1 (``seq_len`` smaller than 2) or ``lr <= 0``.
+        If a size is smaller than 1 (``seq_len`` smaller than 2),
+        ``warmup_steps`` or ``seed`` is negative, or ``lr <= 0``.
 
     Examples
     --------
-    >>> run = train_deep_stack(norm_first=True, num_layers=2, steps=3, record_every=1)
+    >>> run = train_deep_stack(norm_first=True, num_layers=2, steps=3, warmup_steps=2)
     >>> len(run.losses), run.grad_norm_steps, len(run.grad_norms[0])
     (3, [0, 1, 2], 2)
     """
@@ -253,15 +296,27 @@ def train_deep_stack(
     seed = check_positive_int(seed, "seed", minimum=0)
     steps = check_positive_int(steps, "steps")
     lr = check_real(lr, "lr", strict=True)
+    warmup_steps = check_positive_int(warmup_steps, "warmup_steps", minimum=0)
     record_every = check_positive_int(record_every, "record_every")
+    n_train = check_positive_int(n_train, "n_train")
     device = torch.device("cpu") if device is None else torch.device(device)
 
-    x_train, y_train, x_test, y_test = _splits_on(device, seq_len, n_train=n_train)
-    model = _seeded(seed, lambda: DeepOrderClassifier(num_layers, norm_first)).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    data = make_order_splits(seq_len, n_train=n_train)
+    x_train, y_train = data.x_train.to(device), data.y_train.to(device)
+    x_test, y_test = data.x_test.to(device), data.y_test.to(device)
+    model = seeded(seed, lambda: DeepOrderClassifier(num_layers, norm_first)).to(device)
+    # foreach: one fused update over all parameters, not a Python loop over them.
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
+
+    # Update s (counted from 0) uses lr * factor(s).
+    def factor(s: int) -> float:
+        return min(1.0, (s + 1) / warmup_steps) if warmup_steps else 1.0
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     loss_fn = nn.BCEWithLogitsLoss()
 
     losses: list[float] = []
+    learning_rates: list[float] = []
     grad_norm_steps: list[int] = []
     grad_norms: list[list[float]] = []
     start = time.perf_counter()
@@ -273,21 +328,173 @@ def train_deep_stack(
         if step % record_every == 0:
             grad_norm_steps.append(step)
             grad_norms.append(block_grad_norms(model.encoder))
+        learning_rates.append(optimizer.param_groups[0]["lr"])
         optimizer.step()
+        schedule.step()
         losses.append(loss.detach().item())
     seconds = time.perf_counter() - start
 
     model.eval()
     with torch.no_grad():
-        train_accuracy = _accuracy(model(x_train), y_train)
-        test_accuracy = _accuracy(model(x_test), y_test)
+        train_accuracy = accuracy(model(x_train), y_train)
+        test_accuracy = accuracy(model(x_test), y_test)
     return DepthRun(
         norm_first=norm_first,
         num_layers=num_layers,
+        seed=seed,
+        lr=lr,
+        warmup_steps=warmup_steps,
         losses=losses,
+        learning_rates=learning_rates,
         grad_norm_steps=grad_norm_steps,
         grad_norms=grad_norms,
         train_accuracy=train_accuracy,
         test_accuracy=test_accuracy,
         seconds=seconds,
     )
+
+
+@dataclass(frozen=True)
+class DepthConfig:
+    """One configuration of the depth study: where the norms go and how fast it learns.
+
+    Parameters
+    ----------
+    label
+        A name for tables and legends, e.g. ``"pre-norm"``.
+    norm_first
+        Pre-norm if ``True``, post-norm if ``False``.
+    lr
+        Adam's (peak) learning rate.
+    warmup_steps
+        Length of the linear warm-up; 0 for none.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``label`` is empty, ``lr <= 0`` or ``warmup_steps < 0``.
+
+    Examples
+    --------
+    >>> DepthConfig("post-norm, warm-up", norm_first=False, lr=0.01, warmup_steps=40)
+    DepthConfig(label='post-norm, warm-up', norm_first=False, lr=0.01, warmup_steps=40)
+    """
+
+    label: str
+    norm_first: bool
+    lr: float
+    warmup_steps: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label:
+            raise TypeError(f"label must be a non-empty str, got {self.label!r}")
+        check_bool(self.norm_first, "norm_first")
+        object.__setattr__(self, "lr", check_real(self.lr, "lr", strict=True))
+        check_positive_int(self.warmup_steps, "warmup_steps", minimum=0)
+
+
+#: The configurations of the book's depth study, in the order it shows them.
+DEPTH_CONFIGS: tuple[DepthConfig, ...] = (
+    DepthConfig("post-norm", norm_first=False, lr=0.01),
+    DepthConfig("post-norm, warm-up", norm_first=False, lr=0.01, warmup_steps=40),
+    DepthConfig("post-norm, lr 0.001", norm_first=False, lr=0.001),
+    DepthConfig("pre-norm", norm_first=True, lr=0.01),
+)
+
+
+def run_depth_grid(
+    configs: Sequence[DepthConfig] = DEPTH_CONFIGS,
+    seeds: Iterable[int] = range(5),
+    *,
+    num_layers: int = 10,
+    steps: int = 100,
+    n_train: int = 64,
+    record_every: int = 1,
+    device: torch.device | str | None = None,
+    workers: int | None = None,
+) -> dict[str, list[DepthRun]]:
+    """Train every configuration from every seed: the depth study.
+
+    Each combination is one :func:`train_deep_stack` run on the same data.
+    The runs share nothing, so ``workers`` threads train them side by side
+    (PyTorch releases Python's global interpreter lock inside its kernels);
+    the seeding is done under a lock and training draws no random numbers,
+    so every run gives exactly what it gives alone. On the CPU,
+    ``torch.set_num_threads(1)`` before the call leaves the cores to the
+    workers, which is faster for models this small.
+
+    Parameters
+    ----------
+    configs
+        The configurations (distinct labels).
+    seeds
+        Model seeds (each at least 0).
+    num_layers, steps, n_train, record_every, device
+        As for :func:`train_deep_stack`, the same for every run.
+    workers
+        Number of threads (default: the number of CPU cores, at most one per
+        run).
+
+    Returns
+    -------
+    dict of str to list of DepthRun
+        For each configuration's label, in the order of ``configs``, its runs
+        in the order of ``seeds``.
+
+    Shape
+    -----
+    As for :func:`train_deep_stack`.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``configs`` or ``seeds`` is empty, two labels are equal, a seed is
+        negative, or ``workers`` is below 1 (and as for
+        :func:`train_deep_stack`).
+
+    Examples
+    --------
+    >>> grid = run_depth_grid(DEPTH_CONFIGS[-2:], seeds=(0, 1), num_layers=2, steps=3)
+    >>> {label: [run.seed for run in runs] for label, runs in grid.items()}
+    {'post-norm, lr 0.001': [0, 1], 'pre-norm': [0, 1]}
+    """
+    if isinstance(configs, DepthConfig) or not isinstance(configs, Sequence):
+        raise TypeError(f"configs must be a sequence of DepthConfig, got {type(configs).__name__}")
+    for i, config in enumerate(configs):
+        if not isinstance(config, DepthConfig):
+            raise TypeError(f"configs[{i}] must be a DepthConfig, got {type(config).__name__}")
+    if not configs:
+        raise ValueError("configs must not be empty")
+    labels = [config.label for config in configs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"configs must have distinct labels, got {labels}")
+    seeds = check_int_list(seeds, "seeds", minimum=0)
+    settings = [(config, seed) for config in configs for seed in seeds]
+    if workers is None:
+        workers = min(len(settings), os.cpu_count() or 1)
+    workers = check_positive_int(workers, "workers")
+
+    def run(setting: tuple[DepthConfig, int]) -> DepthRun:
+        config, seed = setting
+        return train_deep_stack(
+            config.norm_first,
+            num_layers,
+            seed=seed,
+            steps=steps,
+            lr=config.lr,
+            warmup_steps=config.warmup_steps,
+            record_every=record_every,
+            n_train=n_train,
+            device=device,
+        )
+
+    if workers == 1:
+        runs = [run(setting) for setting in settings]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            runs = list(pool.map(run, settings))
+    return {label: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, label in enumerate(labels)}

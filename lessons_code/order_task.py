@@ -21,12 +21,10 @@ learning rate 0.01, 300 full-batch epochs, model seeds 0 to 4.
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 import torch
@@ -39,6 +37,7 @@ from lessons_code._checks import (
     check_real,
     check_tensor,
 )
+from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.multihead import MultiHeadAttention
 from lessons_code.positional import positional_encoding
 
@@ -55,11 +54,6 @@ __all__ = [
 
 #: Seed of the NumPy generator that draws A, B and both data sets.
 DATA_SEED = 3
-
-# Held while a run seeds PyTorch's global generator and draws its initial
-# weights, so that runs trained in parallel threads cannot interleave draws.
-_INIT_LOCK = threading.Lock()
-ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 def make_order_dataset(
@@ -445,22 +439,6 @@ class OrderRun:
         return model.eval()
 
 
-def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
-    """Fraction of sequences whose predicted label (logit > 0) is right."""
-    return float(((logits > 0).float() == y).float().mean())
-
-
-def _seeded(seed: int, build: Callable[[], ModuleT]) -> ModuleT:
-    """``build()`` with torch seeded by ``seed``; the global random state is left as it was.
-
-    Done under a lock, so that models built in parallel threads (see
-    :func:`run_order_grid`) cannot interleave their draws.
-    """
-    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return build()
-
-
 def _splits_on(
     device: torch.device, seq_len: int, **sizes: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -541,7 +519,7 @@ def run_order_experiment(
 
     x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
     d_model = x_train.shape[-1]
-    model = _seeded(seed, lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc))
+    model = seeded(seed, lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc))
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.BCEWithLogitsLoss()
@@ -559,8 +537,8 @@ def run_order_experiment(
 
     model.eval()
     with torch.no_grad():
-        train_accuracy = _accuracy(model(x_train), y_train)
-        test_accuracy = _accuracy(model(x_test), y_test)
+        train_accuracy = accuracy(model(x_train), y_train)
+        test_accuracy = accuracy(model(x_test), y_test)
     return OrderRun(
         use_pos_enc=use_pos_enc,
         seed=seed,
@@ -632,8 +610,8 @@ def run_order_grid(
     >>> [(run.seq_len, run.use_pos_enc, run.seed) for run in runs]
     [(8, False, 0), (8, False, 1), (8, True, 0), (8, True, 1)]
     """
-    seq_lens = _check_int_list(seq_lens, "seq_lens", minimum=2)
-    seeds = _check_int_list(seeds, "seeds", minimum=0)
+    seq_lens = check_int_list(seq_lens, "seq_lens", minimum=2)
+    seeds = check_int_list(seeds, "seeds", minimum=0)
     epochs = check_positive_int(epochs, "epochs")
     lr = check_real(lr, "lr", strict=True)
     settings = [
@@ -657,18 +635,6 @@ def run_order_grid(
         return [run(setting) for setting in settings]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(run, settings))
-
-
-def _check_int_list(values: Iterable[int], name: str, *, minimum: int) -> list[int]:
-    """``values`` as a non-empty list of integers, each at least ``minimum``."""
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be an iterable of integers, got {type(values).__name__}")
-    checked = [
-        check_positive_int(value, f"{name}[{i}]", minimum=minimum) for i, value in enumerate(values)
-    ]
-    if not checked:
-        raise ValueError(f"{name} must not be empty")
-    return checked
 
 
 def train_and_evaluate(

@@ -41,6 +41,7 @@ PACKAGE_DIR = DOCS.parent / "lessons_code"
 CACHED = (
     "lessons_code.order_task:run_order_experiment",
     "lessons_code.depth:train_deep_stack",
+    "lessons_code.depth:run_depth_grid",
 )
 
 
