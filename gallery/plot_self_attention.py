@@ -109,7 +109,8 @@ print(mask.astype(int))
 _, masked_weights = self_attention(x, w_q, w_k, w_v, mask=mask)
 print(np.array2string(masked_weights, precision=3, suppress_small=True))
 
-print("upper triangle exactly zero:", np.all(np.triu(masked_weights, k=1) == 0.0))
+above_diagonal = np.triu(masked_weights, k=1)  # the future of every row
+print("upper triangle exactly zero:", np.all(above_diagonal == 0.0))
 print("every row still sums to 1:", np.allclose(masked_weights.sum(axis=1), 1.0))
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))

@@ -73,8 +73,8 @@ EQUATIONS_JS = """
       id: block.id || formula.textContent.slice(0, 40),
       overlaps: n !== null && n.left < f.right - 0.5 && n.right > f.left + 0.5
         && n.top < f.bottom && n.bottom > f.top,
-      numberCut: n !== null && (n.left < f.right - 0.5 || n.left < b.left - 0.5 || n.right > b.right + 0.5
-        || n.right > document.documentElement.clientWidth),
+      numberCut: n !== null && (n.left < f.right - 0.5 || n.left < b.left - 0.5
+        || n.right > b.right + 0.5 || n.right > document.documentElement.clientWidth),
       spills: formula.scrollWidth > formula.clientWidth + 1
         && getComputedStyle(formula).overflowX === "visible",
       wider: b.right > document.documentElement.clientWidth + 0.5,
