@@ -111,7 +111,8 @@ print(np.array2string(masked_weights, precision=3, suppress_small=True))
 
 above_diagonal = np.triu(masked_weights, k=1)  # the future of every row
 print("upper triangle exactly zero:", np.all(above_diagonal == 0.0))
-print("every row still sums to 1:", np.allclose(masked_weights.sum(axis=1), 1.0))
+row_sums = masked_weights.sum(axis=1)
+print("every row still sums to 1:", np.allclose(row_sums, 1.0))
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
 heatmap(
