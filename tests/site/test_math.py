@@ -113,3 +113,37 @@ def test_equation_numbers_stay_visible_beside_their_formulas(
         context.close()
     assert seen >= 15
     assert problems == {}
+
+
+SIZES_JS = """
+(id) => {
+  const block = document.getElementById(id);
+  const height = (el) => el.getBoundingClientRect().height;
+  const ops = (text) => Array.from(block.querySelectorAll("mo"))
+    .filter((mo) => mo.textContent.trim() === text).map(height);
+  const letter = Math.max(...Array.from(block.querySelectorAll("mi")).map(height));
+  const fractions = Array.from(block.querySelectorAll("mfrac")).map(height);
+  return {sums: ops("\\u2211"), opening: ops("("), letter, fractions};
+}
+"""
+
+
+@pytest.mark.site
+def test_display_sums_are_large_and_brackets_grow_around_fractions(
+    browser, site_url: str
+) -> None:
+    """Needs a system math font (CI installs fonts-dejavu-core, which has one)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/encoder_block.html", wait_until="load")
+        layer_norm = page.evaluate(SIZES_JS, "equation-eq-layer-norm")
+        page.goto(f"{site_url}/positional_encoding.html", wait_until="load")
+        encoding = page.evaluate(SIZES_JS, "equation-eq-positional-encoding")
+    finally:
+        context.close()
+    assert len(layer_norm["sums"]) == 2
+    assert min(layer_norm["sums"]) >= 1.5 * layer_norm["letter"], layer_norm
+    # Each bracket pair around a sine's fraction is at least as tall as the fraction.
+    assert encoding["fractions"], encoding
+    assert sorted(encoding["opening"])[-2] >= max(encoding["fractions"]), encoding
