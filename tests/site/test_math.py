@@ -129,9 +129,7 @@ SIZES_JS = """
 
 
 @pytest.mark.site
-def test_display_sums_are_large_and_brackets_grow_around_fractions(
-    browser, site_url: str
-) -> None:
+def test_display_sums_are_large_and_brackets_grow_around_fractions(browser, site_url: str) -> None:
     """Needs a system math font (CI installs fonts-dejavu-core, which has one)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
