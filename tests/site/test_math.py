@@ -145,3 +145,11 @@ def test_display_sums_are_large_and_brackets_grow_around_fractions(browser, site
     # Each bracket pair around a sine's fraction is at least as tall as the fraction.
     assert encoding["fractions"], encoding
     assert sorted(encoding["opening"])[-2] >= max(encoding["fractions"]), encoding
+
+
+def test_names_are_upright_not_kerned_letters() -> None:
+    """Multi-letter names use \\mathrm or \\operatorname, never letters pulled together with \\!."""
+    kerned = re.compile(r"[A-Za-z]\\![A-Za-z]")
+    sources = [*DOCS.glob("*.md"), *(DOCS.parent / "lessons_code").glob("*.py")]
+    offenders = [p.name for p in sources if kerned.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
