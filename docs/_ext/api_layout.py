@@ -22,9 +22,11 @@ Two things the standard extensions do not do on their own:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 
@@ -32,6 +34,10 @@ SHAPE = "Shape"
 EXAMPLES_PREFIX = "Examples using"
 API_FOLDER = "api/"
 CSS = "api.css"
+#: The words of a NumPy type such as "dict of str to int" that are not types.
+TYPE_WORDS = re.compile(r"(\s+(?:of|to|or|and)\s+|,\s+)")
+#: A return type Sphinx does not split into its types by itself.
+MAPPING = re.compile(r"\s(?:to|and)\s")
 
 
 def _shape_as_field(app: Sphinx, domain: str, objtype: str, contentnode: nodes.Element) -> None:
@@ -69,16 +75,49 @@ def _shape_as_field(app: Sphinx, domain: str, objtype: str, contentnode: nodes.E
             parent.remove(after)
 
 
+def _linked_types(text: str, env: Any) -> list[nodes.Node]:
+    """``dict of str to int``: each type a cross-reference, the words between as text."""
+    pieces: list[nodes.Node] = []
+    for i, part in enumerate(TYPE_WORDS.split(text)):
+        if i % 2:
+            pieces.append(nodes.Text(part))
+        elif part:
+            ref = addnodes.pending_xref(
+                "", nodes.emphasis(part, part), refdomain="py", reftype="class", reftarget=part
+            )
+            ref["refspecific"] = True
+            ref["py:module"] = env.ref_context.get("py:module")
+            ref["py:class"] = env.ref_context.get("py:class")
+            pieces.append(ref)
+    return pieces
+
+
 def _return_type_after_returns(
     app: Sphinx, domain: str, objtype: str, contentnode: nodes.Element
 ) -> None:
-    """Put a "Return type" that autodoc appended right after "Returns"."""
+    """Put "Return type" right after "Returns", and link a NumPy-style return type.
+
+    autodoc appends the type it adds at the end of the list, after "Raises".
+    Sphinx links each name of a return type such as ``list of float`` but
+    reads ``dict of str to int`` as one name after ``of``; here each type of
+    such a mapping is linked on its own.
+    """
     if domain != "py":
         return
     for field_list in [n for n in contentnode.children if isinstance(n, nodes.field_list)]:
         names = [f[0].astext().strip() for f in field_list.children]
-        if "returns" in names and "rtype" in names:
-            rtype = field_list.children[names.index("rtype")]
+        if "rtype" not in names:
+            continue
+        rtype = field_list.children[names.index("rtype")]
+        body = rtype[1]
+        if (
+            len(body) == 1
+            and isinstance(body[0], nodes.paragraph)
+            and MAPPING.search(body[0].astext())
+        ):
+            paragraph = body[0]
+            paragraph[:] = _linked_types(paragraph.astext(), app.env)
+        if "returns" in names:
             field_list.remove(rtype)
             field_list.insert(names.index("returns") + 1, rtype)
 
