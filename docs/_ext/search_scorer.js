@@ -10,7 +10,9 @@
  * it, then the reference. So each hit keeps Sphinx's score, plus a bonus
  * for the kind of page it is on: a lesson's hits all rank above every
  * example's, an example's above every reference page's, and inside each
- * group Sphinx's own order (a title before a mention in the text) decides.
+ * group a hit whose page or section title holds the whole query comes
+ * first ("layer normalisation" finds the section of that name before the
+ * pages that only mention it), then Sphinx's own order decides.
  *
  * The weights below are Sphinx's defaults (searchtools.js, Sphinx 9).
  */
@@ -23,13 +25,28 @@ var Scorer = {
   // groups never mix.
   _groupBonus: 1000,
 
+  // Below the group bonus, above any score Sphinx gives.
+  _titleBonus: 500,
+
+  // Lower case, and every run of other characters one space ("multi-head"
+  // and "Multi-head" and "multi head" read the same).
+  _words: (text) =>
+    text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, " ")
+      .trim(),
+
   score: (result) => {
-    const [docName, , , , score] = result;
-    if (Scorer._reference.test(docName)) return score;
-    if (Scorer._example.test(docName)) return score + Scorer._groupBonus;
+    // title is the page's title, or "Page > Section" for a hit on a section.
+    const [docName, title, , , score] = result;
+    // Sphinx does not pass the query to the scorer; the search page has it.
+    const query = Scorer._words(new URLSearchParams(window.location.search).get("q") || "");
+    const bonus = query && Scorer._words(title).includes(query) ? Scorer._titleBonus : 0;
+    if (Scorer._reference.test(docName)) return score + bonus;
+    if (Scorer._example.test(docName)) return score + bonus + Scorer._groupBonus;
     // The landing page lists every lesson's words: ranked with the examples.
-    if (docName === "index") return score + Scorer._groupBonus;
-    return score + 2 * Scorer._groupBonus;
+    if (docName === "index") return score + bonus + Scorer._groupBonus;
+    return score + bonus + 2 * Scorer._groupBonus;
   },
 
   // Sphinx's defaults from here on.
