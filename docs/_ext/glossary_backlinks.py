@@ -4,7 +4,7 @@ Every ``{term}`` reference is a ``pending_xref`` of type ``term`` when a page
 is read. For each one this extension records the term, the page and the
 innermost section around it; when the glossary page is written, each entry
 gets a paragraph "Used in:" with one link per section (in the order of the
-book), e.g. "Self-attention › The causal mask".
+book), named by the page title and the section title.
 
 References from the glossary to itself (one entry naming another) are left
 out: they are visible on the page already.
@@ -145,7 +145,8 @@ def fill_backlinks(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                 paragraph += nodes.reference(
                     "", text if anchor else page_title, internal=True, refuri=uri
                 )
-            item.next_node(nodes.definition) += paragraph
+            definition = item.next_node(nodes.definition)
+            definition += paragraph
 
 
 def purge_uses(app: Sphinx, env: Any, docname: str) -> None:
