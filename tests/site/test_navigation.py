@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from site_support import PageVisit, site_pages
+from site_support import PageVisit, make_book, run_sphinx, site_pages
 
 LESSONS = [
     "recurrence.html",
@@ -222,3 +222,76 @@ def test_screenshots_for_maintainers(visit, artifacts: Path, mode: str) -> None:
         page.screenshot(path=str(target), full_page=True)
         assert target.stat().st_size > 10_000
         assert page.evaluate("document.documentElement.dataset.theme") == mode
+
+
+GLOSSARY_PAGE = """# Glossary
+
+```{glossary}
+alpha
+  The first term.
+
+beta
+  The second term; see {term}`alpha`.
+```
+"""
+ONE_PAGE = """# One
+
+## First
+
+Uses {term}`alpha`.
+
+## Second
+
+Uses {term}`Alpha` again, and {term}`the beta <beta>`.
+"""
+TRIVIAL_EXAMPLE = '''"""
+Trivial example
+===============
+
+It prints a number.
+"""
+
+# %%
+print(1)
+'''
+
+
+def _used_in(html: Path) -> dict[str, list[str]]:
+    """Glossary term id -> the hrefs of its "Used in:" list."""
+    text = (html / "glossary.html").read_text(encoding="utf-8")
+    found = {}
+    for entry in re.split(r'(?=<dt id="term-)', text)[1:]:
+        term = re.match(r'<dt id="(term-[^"]+)"', entry)[1]
+        listing = re.search(r'<p class="glossary-used-in">(.*?)</p>', entry, re.S)
+        found[term] = re.findall(r'href="([^"]+)"', listing[1]) if listing else []
+    return found
+
+
+def test_glossary_backlinks_follow_incremental_builds(tmp_path: Path) -> None:
+    """Adding and removing uses updates the lists, without touching glossary.md."""
+    docs = make_book(
+        tmp_path,
+        {"glossary": GLOSSARY_PAGE, "one": ONE_PAGE, "two": "# Two\n\nNo term here.\n"},
+        {"plot_trivial.py": TRIVIAL_EXAMPLE},
+    )
+    html = tmp_path / "html"
+
+    def build() -> dict[str, list[str]]:
+        result = run_sphinx(docs, html)
+        assert result.returncode == 0, result.output[-4000:]
+        return _used_in(html)
+
+    # The glossary's own reference (beta -> alpha) is not listed.
+    assert build() == {
+        "term-alpha": ["one.html#first", "one.html#second"],
+        "term-beta": ["one.html#second"],
+    }
+    written = (html / "glossary.html").stat().st_mtime_ns
+    assert build()["term-beta"] == ["one.html#second"]
+    assert (html / "glossary.html").stat().st_mtime_ns == written, "rewritten without a change"
+
+    (docs / "two.md").write_text("# Two\n\nNow {term}`beta` is used here.\n", encoding="utf-8")
+    assert build()["term-beta"] == ["one.html#second", "two.html"]
+
+    (docs / "one.md").write_text("# One\n\nNo term any more.\n", encoding="utf-8")
+    assert build() == {"term-alpha": [], "term-beta": ["two.html"]}
