@@ -47,6 +47,8 @@ extensions = [
     "reproducible",
     "a11y",
     "cell_errors",
+    "glossary_backlinks",
+    "search_summary",
 ]
 
 nitpicky = True
@@ -161,6 +163,9 @@ html_last_updated_fmt = None
 html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False
 html_context = {"default_mode": "light"}
+# Search: lessons rank before examples, examples before reference pages
+# (read by Sphinx from the current directory, hence the absolute path).
+html_search_scorer = str(DOCS / "_ext" / "search_scorer.js")
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
