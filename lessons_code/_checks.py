@@ -155,11 +155,17 @@ def check_array(
         raise ValueError(
             f"{name} must have {ndim} dimensions, got {value.ndim} (shape {value.shape})"
         )
-    return value.astype(np.result_type(value.dtype, np.float64), copy=False)
+    return value.astype(
+        np.result_type(value.dtype, np.float64), copy=False
+    )
 
 
 def check_real(
-    value: object, name: str, *, minimum: float = 0.0, strict: bool = False
+    value: object,
+    name: str,
+    *,
+    minimum: float = 0.0,
+    strict: bool = False,
 ) -> float:
     """Return ``value`` as a ``float`` if it is a finite real number above ``minimum``.
 

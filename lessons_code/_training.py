@@ -70,7 +70,9 @@ def check_int_list(
     >>> check_int_list(range(3), "seeds", minimum=0)
     [0, 1, 2]
     """
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+    if isinstance(values, str | bytes) or not isinstance(
+        values, Iterable
+    ):
         raise TypeError(
             f"{name} must be an iterable of integers, got {type(values).__name__}"
         )

@@ -326,8 +326,8 @@ def scaled_dot_product_attention(
             )
 
     # Scaling q (T_q * d_k numbers) rather than the scores (T_q * T_k
-    # numbers) gives the same scores with less work; the rounding is
-    # identical too when sqrt(d_k) is a power of two (d_k = 1, 4, 16, ...).
+    # numbers) gives the same scores with less work, and the same rounding
+    # when sqrt(d_k) is a power of two (d_k = 1, 4, 16, 64, ...).
     scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))  # weight 0
@@ -377,6 +377,5 @@ def causal_mask(
             [ True,  True,  True]])
     """
     seq_len = check_positive_int(seq_len, "seq_len")
-    # (T, T)
     ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
     return torch.tril(ones)  # (T, T)

@@ -254,7 +254,8 @@ def _check_torch_layer(
             f"{name} must be built with batch_first=True, got batch_first=False"
         )
     if not (
-        layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)
+        layer.activation is F.relu
+        or isinstance(layer.activation, nn.ReLU)
     ):
         raise ValueError(
             f"{name} must use the ReLU activation (activation='relu'), got {layer.activation!r}"
@@ -471,7 +472,9 @@ class EncoderBlock(nn.Module):
         return self.dropout2(self.feed_forward(x))  # (B, T, D)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderBlock:
+    def from_torch(
+        cls, layer: nn.TransformerEncoderLayer
+    ) -> EncoderBlock:
         """Build an :class:`EncoderBlock` with the weights of a PyTorch encoder layer.
 
         Copies the attention and feed-forward weights, both LayerNorms (with
@@ -675,7 +678,9 @@ class Encoder(nn.Module):
                 f"got {type(encoder.norm).__name__}"
             )
         if len(encoder.layers) == 0:
-            raise ValueError("encoder must have at least one layer, got 0")
+            raise ValueError(
+                "encoder must have at least one layer, got 0"
+            )
         blocks = [
             EncoderBlock.from_torch(layer) for layer in encoder.layers
         ]
@@ -823,16 +828,15 @@ class DecoderBlock(nn.Module):
         # (T, T) or None
         mask = causal_mask(T, device=x.device) if causal else None
 
+        # Each of the three sub-layers keeps the shape (B, T, D).
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), mask)  # (B, T, D)
-            # (B, T, D)
+            x = x + self._self_attention(self.norm1(x), mask)
             x = x + self._cross_attention(self.norm2(x), memory)
-            x = x + self._feed_forward(self.norm3(x))  # (B, T, D)
+            x = x + self._feed_forward(self.norm3(x))
         else:
-            x = self.norm1(x + self._self_attention(x, mask))  # (B, T, D)
-            # (B, T, D)
+            x = self.norm1(x + self._self_attention(x, mask))
             x = self.norm2(x + self._cross_attention(x, memory))
-            x = self.norm3(x + self._feed_forward(x))  # (B, T, D)
+            x = self.norm3(x + self._feed_forward(x))
         return x
 
     def _self_attention(
@@ -854,7 +858,9 @@ class DecoderBlock(nn.Module):
         return self.dropout3(self.feed_forward(x))  # (B, T, D)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:
+    def from_torch(
+        cls, layer: nn.TransformerDecoderLayer
+    ) -> DecoderBlock:
         """Build a :class:`DecoderBlock` with the weights of a PyTorch decoder layer.
 
         Parameters

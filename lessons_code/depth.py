@@ -317,7 +317,9 @@ def train_deep_stack(
     )
     record_every = check_positive_int(record_every, "record_every")
     n_train = check_positive_int(n_train, "n_train")
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
 
     data = make_order_splits(seq_len, n_train=n_train)
     x_train, y_train = data.x_train.to(device), data.y_train.to(device)
@@ -503,7 +505,9 @@ def run_depth_grid(
         raise ValueError("configs must not be empty")
     labels = [config.label for config in configs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"configs must have distinct labels, got {labels}")
+        raise ValueError(
+            f"configs must have distinct labels, got {labels}"
+        )
     seeds = check_int_list(seeds, "seeds", minimum=0)
     settings = [(config, seed) for config in configs for seed in seeds]
     if workers is None:

@@ -59,7 +59,9 @@ class Comparison:
     max_abs_diff: float
 
 
-def _randomize(module: nn.Module, generator: torch.Generator) -> nn.Module:
+def _randomize(
+    module: nn.Module, generator: torch.Generator
+) -> nn.Module:
     """Redraw every parameter: N(1, 0.3^2) for LayerNorm weights, N(0, 0.3^2) otherwise."""
     with torch.no_grad():
         for sub in module.modules():

@@ -264,8 +264,7 @@ def multihead_attention_steps(
     check_like(x, "x", like=mha.in_proj_weight, like_name="mha's weights")
     H = mha.num_heads
 
-    # The packed projection (3D, D) holds W_q, W_k and W_v, one below the
-    # other.
+    # The packed projection (3D, D) stacks W_q, W_k and W_v.
     w_q, w_k, w_v = mha.in_proj_weight.chunk(3)  # three (D, D)
     if mha.in_proj_bias is None:
         b_q = b_k = b_v = None
@@ -281,7 +280,9 @@ def multihead_attention_steps(
     v_heads = split_heads(v, H)  # (B, H, T, d_head)
 
     # Every head attends on its own; scores are divided by sqrt(d_head).
-    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
+    heads, weights = scaled_dot_product_attention(
+        q_heads, k_heads, v_heads
+    )
     # heads: (B, H, T, d_head), weights: (B, H, T, T)
 
     concat = merge_heads(heads)  # (B, T, D)
@@ -426,7 +427,12 @@ class MultiHeadAttention(nn.Module):
             nn.init.xavier_uniform_(proj.weight)
         # PyTorch keeps nn.Linear's default here
         self.out_proj.reset_parameters()
-        for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
+        for proj in (
+            self.q_proj,
+            self.k_proj,
+            self.v_proj,
+            self.out_proj,
+        ):
             if proj.bias is not None:
                 nn.init.zeros_(proj.bias)
 
@@ -469,9 +475,13 @@ class MultiHeadAttention(nn.Module):
             If a shape is wrong (see the class's Shape section), or ``mask``
             leaves a query with no key to attend to.
         """
-        query = check_tensor(query, "query", ndim=3, last_dim=self.d_model)
+        query = check_tensor(
+            query, "query", ndim=3, last_dim=self.d_model
+        )
         key = check_tensor(key, "key", ndim=3, last_dim=self.d_model)
-        value = check_tensor(value, "value", ndim=3, last_dim=self.d_model)
+        value = check_tensor(
+            value, "value", ndim=3, last_dim=self.d_model
+        )
         check_like(
             query,
             "query",
@@ -565,7 +575,9 @@ class MultiHeadAttention(nn.Module):
         mha = _check_torch_mha(mha)
         weight = mha.in_proj_weight
         module = cls(
-            mha.embed_dim, mha.num_heads, bias=mha.in_proj_bias is not None
+            mha.embed_dim,
+            mha.num_heads,
+            bias=mha.in_proj_bias is not None,
         )
         module = module.to(device=weight.device, dtype=weight.dtype)
         w_q, w_k, w_v = weight.chunk(3)  # three (D, D)

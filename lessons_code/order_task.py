@@ -139,8 +139,7 @@ def make_order_dataset(
 
     x = rng.standard_normal((n, seq_len, D)) * noise  # (n, T, D)
     # A random permutation of the positions per sequence; its first two
-    # entries are two distinct, uniformly chosen positions.
-    # (n, 2)
+    # entries are two distinct, uniformly chosen positions: (n, 2).
     positions = np.argsort(rng.random((n, seq_len)), axis=1)[:, :2]
     pos_a, pos_b = positions[:, 0], positions[:, 1]  # (n,), (n,)
     rows = np.arange(n)
@@ -428,7 +427,9 @@ class OrderRun:
     train_accuracy: float
     test_accuracy: float
     seconds: float
-    model_state: dict[str, torch.Tensor] = field(repr=False, compare=False)
+    model_state: dict[str, torch.Tensor] = field(
+        repr=False, compare=False
+    )
 
     def trained_model(self) -> OrderClassifier:
         """Rebuild the trained :class:`OrderClassifier` of this run, in eval mode.
@@ -544,7 +545,9 @@ def run_order_experiment(
     seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
     epochs = check_positive_int(epochs, "epochs")
     lr = check_real(lr, "lr", strict=True)
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
 
     x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
     d_model = x_train.shape[-1]

@@ -68,12 +68,10 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     num_positions = check_positive_int(num_positions, "num_positions")
     d_model = check_positive_int(d_model, "d_model")
 
-    # The computation runs in float64 and is rounded once at the end, so the
-    # table is the correctly rounded float32 value of the formula.
-    # (T, 1)
-    positions = torch.arange(num_positions, dtype=torch.float64).unsqueeze(
-        1
-    )
+    # The computation runs in float64 and is rounded once at the end, so
+    # the table is the correctly rounded float32 value of the formula.
+    positions = torch.arange(num_positions, dtype=torch.float64)  # (T,)
+    positions = positions.unsqueeze(1)  # (T, 1)
     # (D,): i for columns 2i, 2i+1
     pair_index = torch.arange(d_model, dtype=torch.float64) // 2
     inv_freq = 1.0 / BASE ** (2.0 * pair_index / d_model)  # (D,)
@@ -132,7 +130,8 @@ def positional_encoding_numpy(
     positions = np.arange(num_positions, dtype=np.float64)[:, None]
     # (ceil(D/2),): the values 2i
     even_dims = np.arange(0, d_model, 2, dtype=np.float64)
-    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)  # (ceil(D/2),)
+    # (ceil(D/2),)
+    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)
     angles = positions * inv_freq  # (T, ceil(D/2))
 
     pe = np.empty((num_positions, d_model), dtype=np.float64)  # (T, D)

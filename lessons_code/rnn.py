@@ -33,7 +33,10 @@ __all__ = ["TimingRecord", "rnn_loop", "time_rnn_vs_attention"]
 
 
 def rnn_loop(
-    x: torch.Tensor, w_xh: torch.Tensor, w_hh: torch.Tensor, b: torch.Tensor
+    x: torch.Tensor,
+    w_xh: torch.Tensor,
+    w_hh: torch.Tensor,
+    b: torch.Tensor,
 ) -> torch.Tensor:
     """Run an Elman RNN over ``x`` one time step after the other.
 
@@ -101,7 +104,8 @@ def rnn_loop(
 
     h = x.new_zeros(B, N)  # (B, N): h_{-1}
     states = []
-    for t in range(T):  # T dependent steps: step t needs h from step t - 1
+    # T dependent steps: step t needs h from step t - 1
+    for t in range(T):
         h = torch.tanh(x[:, t] @ w_xh + h @ w_hh + b)  # (B, N)
         states.append(h)
     return torch.stack(states, dim=1)  # (B, T, N)
@@ -210,9 +214,13 @@ def time_rnn_vs_attention(
     repeats = check_positive_int(repeats, "repeats")
     B = check_positive_int(batch_size, "batch_size")
     seed = check_positive_int(seed, "seed", minimum=0)
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
     synchronize = (
-        torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        torch.cuda.synchronize
+        if device.type == "cuda"
+        else (lambda: None)
     )
 
     gen = torch.Generator().manual_seed(seed)
@@ -231,7 +239,8 @@ def time_rnn_vs_attention(
     records = []
     with torch.no_grad():
         for T in lengths:
-            x = torch.randn(B, T, D, generator=gen).to(device)  # (B, T, D)
+            # (B, T, D)
+            x = torch.randn(B, T, D, generator=gen).to(device)
 
             def run_rnn(x: torch.Tensor = x) -> None:
                 rnn_loop(x, w_xh, w_hh, b)
