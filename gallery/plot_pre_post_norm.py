@@ -73,8 +73,7 @@ for norm_first in (False, True):
 settings = inspect.signature(run_depth_grid).parameters
 for name in ("steps", "n_train"):
     print(f"{name:8s} = {settings[name].default}")
-for config in DEPTH_CONFIGS:
-    print(config)
+print(pd.DataFrame(DEPTH_CONFIGS).to_string(index=False))
 
 grid = run_depth_grid(DEPTH_CONFIGS, seeds=range(5), device=device)
 

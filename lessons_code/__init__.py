@@ -9,7 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 try:
     __version__ = version("lessons-code")
-except PackageNotFoundError:  # running from a source tree that is not installed
+except PackageNotFoundError:  # a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = ["__version__"]

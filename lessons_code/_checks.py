@@ -47,7 +47,9 @@ def check_bool(value: object, name: str) -> bool:
     return value
 
 
-def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+def check_positive_int(
+    value: object, name: str, *, minimum: int = 1
+) -> int:
     """Return ``value`` as an ``int`` if it is an integer ``>= minimum``.
 
     Booleans are rejected even though Python treats them as integers: ``True``
@@ -61,9 +63,13 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         If ``value`` is smaller than ``minimum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {_describe(value)}")
+        raise TypeError(
+            f"{name} must be an integer >= {minimum}, got {_describe(value)}"
+        )
     if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+        raise ValueError(
+            f"{name} must be an integer >= {minimum}, got {value}"
+        )
     return int(value)
 
 
@@ -95,9 +101,13 @@ def check_tensor(
         If its rank or last dimension is not the expected one.
     """
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {_describe(value)}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor, got {_describe(value)}"
+        )
     if not value.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {_describe(value)}")
+        raise TypeError(
+            f"{name} must have a floating-point dtype, got {_describe(value)}"
+        )
     if ndim is not None:
         accepted = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if value.ndim not in accepted:
@@ -106,7 +116,9 @@ def check_tensor(
                 f"{name} must have {wanted} dimensions, got {value.ndim} "
                 f"(shape {tuple(value.shape)})"
             )
-    if last_dim is not None and (value.ndim == 0 or value.shape[-1] != last_dim):
+    if last_dim is not None and (
+        value.ndim == 0 or value.shape[-1] != last_dim
+    ):
         raise ValueError(
             f"{name} must have last dimension {last_dim}, got shape {tuple(value.shape)}"
         )
@@ -129,17 +141,32 @@ def check_array(
         If its rank is not ``ndim``.
     """
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, got {_describe(value)}")
-    if not (np.issubdtype(value.dtype, np.floating) or np.issubdtype(value.dtype, np.integer)):
-        raise TypeError(f"{name} must hold real numbers, got {_describe(value)}")
+        raise TypeError(
+            f"{name} must be a numpy.ndarray, got {_describe(value)}"
+        )
+    if not (
+        np.issubdtype(value.dtype, np.floating)
+        or np.issubdtype(value.dtype, np.integer)
+    ):
+        raise TypeError(
+            f"{name} must hold real numbers, got {_describe(value)}"
+        )
     if ndim is not None and value.ndim != ndim:
         raise ValueError(
             f"{name} must have {ndim} dimensions, got {value.ndim} (shape {value.shape})"
         )
-    return value.astype(np.result_type(value.dtype, np.float64), copy=False)
+    return value.astype(
+        np.result_type(value.dtype, np.float64), copy=False
+    )
 
 
-def check_real(value: object, name: str, *, minimum: float = 0.0, strict: bool = False) -> float:
+def check_real(
+    value: object,
+    name: str,
+    *,
+    minimum: float = 0.0,
+    strict: bool = False,
+) -> float:
     """Return ``value`` as a ``float`` if it is a finite real number above ``minimum``.
 
     Parameters
@@ -170,11 +197,15 @@ def check_real(value: object, name: str, *, minimum: float = 0.0, strict: bool =
     number = float(value)
     too_small = number <= minimum if strict else number < minimum
     if not np.isfinite(number) or too_small:
-        raise ValueError(f"{name} must be a finite real number {relation} {minimum}, got {value}")
+        raise ValueError(
+            f"{name} must be a finite real number {relation} {minimum}, got {value}"
+        )
     return number
 
 
-def check_bool_mask(value: object, name: str, *, shape: Sequence[int]) -> torch.Tensor:
+def check_bool_mask(
+    value: object, name: str, *, shape: Sequence[int]
+) -> torch.Tensor:
     """Return ``value`` if it is a boolean tensor that broadcasts to ``shape``.
 
     Masks in :mod:`lessons_code` use the convention of
@@ -214,7 +245,9 @@ def check_bool_mask(value: object, name: str, *, shape: Sequence[int]) -> torch.
     return value
 
 
-def check_like(value: torch.Tensor, name: str, *, like: torch.Tensor, like_name: str) -> None:
+def check_like(
+    value: torch.Tensor, name: str, *, like: torch.Tensor, like_name: str
+) -> None:
     """Check that ``value`` has the dtype and device of ``like``.
 
     Raises

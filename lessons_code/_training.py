@@ -53,7 +53,9 @@ def seeded(seed: int, build: Callable[[], ModuleT]) -> ModuleT:
         return build()
 
 
-def check_int_list(values: Iterable[int], name: str, *, minimum: int) -> list[int]:
+def check_int_list(
+    values: Iterable[int], name: str, *, minimum: int
+) -> list[int]:
     """``values`` as a non-empty list of integers, each at least ``minimum``.
 
     Raises
@@ -68,10 +70,15 @@ def check_int_list(values: Iterable[int], name: str, *, minimum: int) -> list[in
     >>> check_int_list(range(3), "seeds", minimum=0)
     [0, 1, 2]
     """
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be an iterable of integers, got {type(values).__name__}")
+    if isinstance(values, str | bytes) or not isinstance(
+        values, Iterable
+    ):
+        raise TypeError(
+            f"{name} must be an iterable of integers, got {type(values).__name__}"
+        )
     checked = [
-        check_positive_int(value, f"{name}[{i}]", minimum=minimum) for i, value in enumerate(values)
+        check_positive_int(value, f"{name}[{i}]", minimum=minimum)
+        for i, value in enumerate(values)
     ]
     if not checked:
         raise ValueError(f"{name} must not be empty")

@@ -85,9 +85,13 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     """
     z = check_array(z, "z")
     if z.ndim == 0:
-        raise ValueError("z must have at least 1 dimension, got a 0-dimensional array")
+        raise ValueError(
+            "z must have at least 1 dimension, got a 0-dimensional array"
+        )
     if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
-        raise TypeError(f"axis must be an integer, got {axis!r} of type {type(axis).__name__}")
+        raise TypeError(
+            f"axis must be an integer, got {axis!r} of type {type(axis).__name__}"
+        )
     if not -z.ndim <= axis < z.ndim:
         raise ValueError(
             f"axis must be in [{-z.ndim}, {z.ndim - 1}] for z of shape {z.shape}, got {axis}"
@@ -95,7 +99,9 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
 
     z_max = z.max(axis=axis, keepdims=True)
     if np.isneginf(z_max).any():
-        raise ValueError(f"z has a slice along axis {axis} whose entries are all -inf")
+        raise ValueError(
+            f"z has a slice along axis {axis} whose entries are all -inf"
+        )
     exp_z = np.exp(z - z_max)
     return exp_z / exp_z.sum(axis=axis, keepdims=True)
 
@@ -168,7 +174,9 @@ def self_attention(
     T, D = x.shape
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
         if w.shape[0] != D:
-            raise ValueError(f"{name} must have {D} rows (the width D of x), got shape {w.shape}")
+            raise ValueError(
+                f"{name} must have {D} rows (the width D of x), got shape {w.shape}"
+            )
     if w_k.shape[1] != w_q.shape[1]:
         raise ValueError(
             f"w_k must have the width d_k = {w_q.shape[1]} of w_q, got shape {w_k.shape}"
@@ -183,7 +191,8 @@ def self_attention(
 
     scores = q @ k.T / np.sqrt(d_k)  # (T, T)
     if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # forbidden pairs get weight exp(-inf) = 0
+        # forbidden pairs get weight exp(-inf) = 0
+        scores = np.where(mask, scores, -np.inf)
     weights = softmax(scores, axis=-1)  # (T, T), rows sum to 1
     return weights @ v, weights  # (T, d_v), (T, T)
 
@@ -193,13 +202,21 @@ def _check_numpy_mask(mask: object, seq_len: int) -> np.ndarray:
     if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
         raise TypeError(
             f"mask must be a boolean numpy.ndarray (True = may attend), got {type(mask).__name__}"
-            + (f" of dtype {mask.dtype}" if isinstance(mask, np.ndarray) else "")
+            + (
+                f" of dtype {mask.dtype}"
+                if isinstance(mask, np.ndarray)
+                else ""
+            )
         )
     if mask.shape != (seq_len, seq_len):
-        raise ValueError(f"mask must have shape {(seq_len, seq_len)}, got shape {mask.shape}")
+        raise ValueError(
+            f"mask must have shape {(seq_len, seq_len)}, got shape {mask.shape}"
+        )
     if not mask.any(axis=1).all():
         rows = np.flatnonzero(~mask.any(axis=1)).tolist()
-        raise ValueError(f"mask lets rows {rows} attend to no token; every row needs a True")
+        raise ValueError(
+            f"mask lets rows {rows} attend to no token; every row needs a True"
+        )
     return mask
 
 
@@ -288,7 +305,9 @@ def scaled_dot_product_attention(
             f"and k of shape {tuple(k.shape)}"
         )
     try:
-        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        batch = torch.broadcast_shapes(
+            q.shape[:-2], k.shape[:-2], v.shape[:-2]
+        )
     except RuntimeError:
         raise ValueError(
             "the leading (batch) dimensions of q, k and v must broadcast, got shapes "
@@ -297,24 +316,29 @@ def scaled_dot_product_attention(
     if mask is not None:
         mask = check_bool_mask(mask, "mask", shape=(*batch, T_q, T_k))
         if mask.device != q.device:
-            raise ValueError(f"mask must be on the device of q ({q.device}), got {mask.device}")
+            raise ValueError(
+                f"mask must be on the device of q ({q.device}), got {mask.device}"
+            )
         if not mask.any(dim=-1).all():
             raise ValueError(
                 "mask leaves at least one query with no key to attend to; "
                 "every query row needs at least one True"
             )
 
-    # Scaling q (T_q * d_k numbers) rather than the scores (T_q * T_k numbers)
-    # gives the same scores with less work; the rounding is identical too
+    # Scaling q (T_q * d_k numbers) rather than the scores (T_q * T_k
+    # numbers) gives the same scores with less work, and the same rounding
     # when sqrt(d_k) is a power of two (d_k = 1, 4, 16, 64, ...).
     scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))  # forbidden pairs -> weight 0
-    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+        scores = scores.masked_fill(~mask, float("-inf"))  # weight 0
+    # (..., T_q, T_k), every row sums to 1
+    weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
-def causal_mask(seq_len: int, *, device: torch.device | str | None = None) -> torch.Tensor:
+def causal_mask(
+    seq_len: int, *, device: torch.device | str | None = None
+) -> torch.Tensor:
     """Boolean causal mask: position ``t`` may attend to positions ``<= t``.
 
     ``True`` means "may attend" (the convention of
@@ -353,5 +377,5 @@ def causal_mask(seq_len: int, *, device: torch.device | str | None = None) -> to
             [ True,  True,  True]])
     """
     seq_len = check_positive_int(seq_len, "seq_len")
-    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)
+    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
     return torch.tril(ones)  # (T, T)

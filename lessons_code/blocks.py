@@ -97,7 +97,9 @@ def layer_norm(x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     x = check_array(x, "x")
     eps = check_real(eps, "eps", strict=True)
     if x.ndim == 0:
-        raise ValueError("x must have at least 1 dimension, got a 0-dimensional array")
+        raise ValueError(
+            "x must have at least 1 dimension, got a 0-dimensional array"
+        )
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     var = x.var(axis=-1, keepdims=True)  # (..., 1), biased: divides by D
     return (x - mean) / np.sqrt(var + eps)  # (..., D)
@@ -176,12 +178,20 @@ def encoder_block_numpy(
         )
     w1 = check_array(w1, "w1", ndim=2)
     if w1.shape[0] != D:
-        raise ValueError(f"w1 must have {D} rows (the width D of x), got shape {w1.shape}")
+        raise ValueError(
+            f"w1 must have {D} rows (the width D of x), got shape {w1.shape}"
+        )
     FF = w1.shape[1]
-    for name, value, shape in (("b1", b1, (FF,)), ("w2", w2, (FF, D)), ("b2", b2, (D,))):
+    for name, value, shape in (
+        ("b1", b1, (FF,)),
+        ("w2", w2, (FF, D)),
+        ("b2", b2, (D,)),
+    ):
         array = check_array(value, name, ndim=len(shape))
         if array.shape != shape:
-            raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+            raise ValueError(
+                f"{name} must have shape {shape}, got shape {array.shape}"
+            )
 
     attn, _ = self_attention(x, w_q, w_k, w_v)  # (T, D)
     h = layer_norm(x + attn, eps)  # (T, D): residual, then LayerNorm
@@ -195,17 +205,23 @@ def encoder_block_numpy(
 # --------------------------------------------------------------------------
 
 
-def _check_block_sizes(d_model: object, num_heads: object, d_ff: object, dropout: object) -> None:
+def _check_block_sizes(
+    d_model: object, num_heads: object, d_ff: object, dropout: object
+) -> None:
     """Validate the constructor arguments shared by the blocks."""
     check_positive_int(d_model, "d_model")
     check_positive_int(num_heads, "num_heads")
     check_positive_int(d_ff, "d_ff")
     p = check_real(dropout, "dropout")
     if p >= 1.0:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout}")
+        raise ValueError(
+            f"dropout must be a probability in [0, 1), got {dropout}"
+        )
 
 
-def _check_input(x: object, d_model: int, like: torch.Tensor) -> torch.Tensor:
+def _check_input(
+    x: object, d_model: int, like: torch.Tensor
+) -> torch.Tensor:
     """Return ``x`` if it is a ``(B, T, D)`` tensor of the module's dtype and device."""
     x = check_tensor(x, "x", ndim=3, last_dim=d_model)
     check_like(x, "x", like=like, like_name="the module's parameters")
@@ -225,20 +241,31 @@ def _copy_layer_norm(ours: nn.LayerNorm, theirs: nn.LayerNorm) -> None:
     ours.eps = theirs.eps
 
 
-def _check_torch_layer(layer: object, name: str, kind: type[nn.Module]) -> None:
+def _check_torch_layer(
+    layer: object, name: str, kind: type[nn.Module]
+) -> None:
     """Raise unless ``layer`` is a ``kind`` this package can reproduce."""
     if not isinstance(layer, kind):
-        raise TypeError(f"{name} must be a torch.nn.{kind.__name__}, got {type(layer).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.nn.{kind.__name__}, got {type(layer).__name__}"
+        )
     if not layer.self_attn.batch_first:
-        raise ValueError(f"{name} must be built with batch_first=True, got batch_first=False")
-    if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
+        raise ValueError(
+            f"{name} must be built with batch_first=True, got batch_first=False"
+        )
+    if not (
+        layer.activation is F.relu
+        or isinstance(layer.activation, nn.ReLU)
+    ):
         raise ValueError(
             f"{name} must use the ReLU activation (activation='relu'), got {layer.activation!r}"
         )
     if layer.linear1.bias is None or layer.norm1.bias is None:
         raise ValueError(f"{name} must be built with bias=True")
     if layer.norm1.weight is None:
-        raise ValueError(f"{name} must have LayerNorms with elementwise_affine=True")
+        raise ValueError(
+            f"{name} must have LayerNorms with elementwise_affine=True"
+        )
 
 
 def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
@@ -302,7 +329,9 @@ class FeedForward(nn.Module):
     torch.Size([2, 6, 16])
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         _check_block_sizes(d_model, 1, d_ff, dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
@@ -398,7 +427,9 @@ class EncoderBlock(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Run the block.
 
         Parameters
@@ -429,16 +460,21 @@ class EncoderBlock(nn.Module):
             x = self.norm2(x + self._feed_forward(x))  # (B, T, D)
         return x
 
-    def _attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    def _attention(
+        self, x: torch.Tensor, mask: torch.Tensor | None
+    ) -> torch.Tensor:
         """Self-attention sub-layer (without its residual)."""
-        return self.dropout1(self.self_attn(x, x, x, mask=mask))  # (B, T, D)
+        # (B, T, D)
+        return self.dropout1(self.self_attn(x, x, x, mask=mask))
 
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         """Feed-forward sub-layer (without its residual)."""
         return self.dropout2(self.feed_forward(x))  # (B, T, D)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderBlock:
+    def from_torch(
+        cls, layer: nn.TransformerEncoderLayer
+    ) -> EncoderBlock:
         """Build an :class:`EncoderBlock` with the weights of a PyTorch encoder layer.
 
         Copies the attention and feed-forward weights, both LayerNorms (with
@@ -547,14 +583,25 @@ class Encoder(nn.Module):
         self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.layers = nn.ModuleList(
-            EncoderBlock(d_model, num_heads, d_ff, norm_first, dropout, layer_norm_eps=eps)
+            EncoderBlock(
+                d_model,
+                num_heads,
+                d_ff,
+                norm_first,
+                dropout,
+                layer_norm_eps=eps,
+            )
             for _ in range(num_layers)
         )
         self.final_norm = (
-            nn.LayerNorm(d_model, eps=eps) if check_bool(final_norm, "final_norm") else None
+            nn.LayerNorm(d_model, eps=eps)
+            if check_bool(final_norm, "final_norm")
+            else None
         )
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Run the blocks in turn, then the final LayerNorm if there is one.
 
         Parameters
@@ -623,14 +670,20 @@ class Encoder(nn.Module):
             raise TypeError(
                 f"encoder must be a torch.nn.TransformerEncoder, got {type(encoder).__name__}"
             )
-        if encoder.norm is not None and not isinstance(encoder.norm, nn.LayerNorm):
+        if encoder.norm is not None and not isinstance(
+            encoder.norm, nn.LayerNorm
+        ):
             raise TypeError(
                 "encoder.norm must be None or a torch.nn.LayerNorm, "
                 f"got {type(encoder.norm).__name__}"
             )
         if len(encoder.layers) == 0:
-            raise ValueError("encoder must have at least one layer, got 0")
-        blocks = [EncoderBlock.from_torch(layer) for layer in encoder.layers]
+            raise ValueError(
+                "encoder must have at least one layer, got 0"
+            )
+        blocks = [
+            EncoderBlock.from_torch(layer) for layer in encoder.layers
+        ]
         first = blocks[0]
         weight = first.norm1.weight
         stack = cls(
@@ -731,7 +784,9 @@ class DecoderBlock(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, memory: torch.Tensor, causal: bool = True
+    ) -> torch.Tensor:
         """Run the block.
 
         Parameters
@@ -759,7 +814,9 @@ class DecoderBlock(nn.Module):
             If ``x`` is not ``(B, T, D)`` or ``memory`` not ``(B, S, D)``.
         """
         x = _check_input(x, self.d_model, like=self.norm1.weight)
-        memory = check_tensor(memory, "memory", ndim=3, last_dim=self.d_model)
+        memory = check_tensor(
+            memory, "memory", ndim=3, last_dim=self.d_model
+        )
         check_like(memory, "memory", like=x, like_name="x")
         if memory.shape[0] != x.shape[0]:
             raise ValueError(
@@ -768,32 +825,42 @@ class DecoderBlock(nn.Module):
             )
         causal = check_bool(causal, "causal")
         T = x.shape[1]
-        mask = causal_mask(T, device=x.device) if causal else None  # (T, T) or None
+        # (T, T) or None
+        mask = causal_mask(T, device=x.device) if causal else None
 
+        # Each of the three sub-layers keeps the shape (B, T, D).
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), mask)  # (B, T, D)
-            x = x + self._cross_attention(self.norm2(x), memory)  # (B, T, D)
-            x = x + self._feed_forward(self.norm3(x))  # (B, T, D)
+            x = x + self._self_attention(self.norm1(x), mask)
+            x = x + self._cross_attention(self.norm2(x), memory)
+            x = x + self._feed_forward(self.norm3(x))
         else:
-            x = self.norm1(x + self._self_attention(x, mask))  # (B, T, D)
-            x = self.norm2(x + self._cross_attention(x, memory))  # (B, T, D)
-            x = self.norm3(x + self._feed_forward(x))  # (B, T, D)
+            x = self.norm1(x + self._self_attention(x, mask))
+            x = self.norm2(x + self._cross_attention(x, memory))
+            x = self.norm3(x + self._feed_forward(x))
         return x
 
-    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    def _self_attention(
+        self, x: torch.Tensor, mask: torch.Tensor | None
+    ) -> torch.Tensor:
         """Self-attention sub-layer (without its residual)."""
-        return self.dropout1(self.self_attn(x, x, x, mask=mask))  # (B, T, D)
+        # (B, T, D)
+        return self.dropout1(self.self_attn(x, x, x, mask=mask))
 
-    def _cross_attention(self, x: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+    def _cross_attention(
+        self, x: torch.Tensor, memory: torch.Tensor
+    ) -> torch.Tensor:
         """Cross-attention sub-layer: queries from ``x``, keys and values from ``memory``."""
-        return self.dropout2(self.cross_attn(x, memory, memory))  # (B, T, D)
+        # (B, T, D)
+        return self.dropout2(self.cross_attn(x, memory, memory))
 
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         """Feed-forward sub-layer (without its residual)."""
         return self.dropout3(self.feed_forward(x))  # (B, T, D)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:
+    def from_torch(
+        cls, layer: nn.TransformerDecoderLayer
+    ) -> DecoderBlock:
         """Build a :class:`DecoderBlock` with the weights of a PyTorch decoder layer.
 
         Parameters
@@ -827,5 +894,7 @@ class DecoderBlock(nn.Module):
         """
         _check_torch_layer(layer, "layer", nn.TransformerDecoderLayer)
         block = _block_like(cls, layer)
-        block.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
+        block.cross_attn = MultiHeadAttention.from_torch(
+            layer.multihead_attn
+        )
         return block

@@ -103,7 +103,12 @@ class DeepOrderClassifier(nn.Module):
     ) -> None:
         super().__init__()
         self.encoder = Encoder(
-            num_layers, d_model, num_heads, d_ff, norm_first, final_norm=norm_first
+            num_layers,
+            d_model,
+            num_heads,
+            d_ff,
+            norm_first,
+            final_norm=norm_first,
         )
         self.d_model = d_model
         self.head = nn.Linear(d_model, 1)
@@ -111,7 +116,12 @@ class DeepOrderClassifier(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return one logit per sequence ``(B,)`` for inputs ``(B, T, D)``."""
         x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
-        check_like(x, "x", like=self.head.weight, like_name="the module's parameters")
+        check_like(
+            x,
+            "x",
+            like=self.head.weight,
+            like_name="the module's parameters",
+        )
         T, D = x.shape[1:]
         x = x + positional_encoding(T, D).to(x)  # (B, T, D)
         h = self.encoder(x)  # (B, T, D)
@@ -158,8 +168,14 @@ def block_grad_norms(encoder: Encoder) -> list[float]:
         )
     norms = []
     for block in encoder.layers:
-        squares = [p.grad.pow(2).sum() for p in block.parameters() if p.grad is not None]
-        norms.append(float(torch.stack(squares).sum().sqrt()) if squares else 0.0)
+        squares = [
+            p.grad.pow(2).sum()
+            for p in block.parameters()
+            if p.grad is not None
+        ]
+        norms.append(
+            float(torch.stack(squares).sum().sqrt()) if squares else 0.0
+        )
     return norms
 
 
@@ -296,15 +312,21 @@ def train_deep_stack(
     seed = check_positive_int(seed, "seed", minimum=0)
     steps = check_positive_int(steps, "steps")
     lr = check_real(lr, "lr", strict=True)
-    warmup_steps = check_positive_int(warmup_steps, "warmup_steps", minimum=0)
+    warmup_steps = check_positive_int(
+        warmup_steps, "warmup_steps", minimum=0
+    )
     record_every = check_positive_int(record_every, "record_every")
     n_train = check_positive_int(n_train, "n_train")
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
 
     data = make_order_splits(seq_len, n_train=n_train)
     x_train, y_train = data.x_train.to(device), data.y_train.to(device)
     x_test, y_test = data.x_test.to(device), data.y_test.to(device)
-    model = seeded(seed, lambda: DeepOrderClassifier(num_layers, norm_first)).to(device)
+    model = seeded(
+        seed, lambda: DeepOrderClassifier(num_layers, norm_first)
+    ).to(device)
     # foreach: one fused update over all parameters, not a Python loop over them.
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
 
@@ -389,16 +411,22 @@ class DepthConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label:
-            raise TypeError(f"label must be a non-empty str, got {self.label!r}")
+            raise TypeError(
+                f"label must be a non-empty str, got {self.label!r}"
+            )
         check_bool(self.norm_first, "norm_first")
-        object.__setattr__(self, "lr", check_real(self.lr, "lr", strict=True))
+        object.__setattr__(
+            self, "lr", check_real(self.lr, "lr", strict=True)
+        )
         check_positive_int(self.warmup_steps, "warmup_steps", minimum=0)
 
 
 #: The configurations of the book's depth study, in the order it shows them.
 DEPTH_CONFIGS: tuple[DepthConfig, ...] = (
     DepthConfig("post-norm", norm_first=False, lr=0.01),
-    DepthConfig("post-norm, warm-up", norm_first=False, lr=0.01, warmup_steps=40),
+    DepthConfig(
+        "post-norm, warm-up", norm_first=False, lr=0.01, warmup_steps=40
+    ),
     DepthConfig("post-norm, lr 0.001", norm_first=False, lr=0.001),
     DepthConfig("pre-norm", norm_first=True, lr=0.01),
 )
@@ -462,16 +490,24 @@ def run_depth_grid(
     >>> {label: [run.seed for run in runs] for label, runs in grid.items()}
     {'post-norm, lr 0.001': [0, 1], 'pre-norm': [0, 1]}
     """
-    if isinstance(configs, DepthConfig) or not isinstance(configs, Sequence):
-        raise TypeError(f"configs must be a sequence of DepthConfig, got {type(configs).__name__}")
+    if isinstance(configs, DepthConfig) or not isinstance(
+        configs, Sequence
+    ):
+        raise TypeError(
+            f"configs must be a sequence of DepthConfig, got {type(configs).__name__}"
+        )
     for i, config in enumerate(configs):
         if not isinstance(config, DepthConfig):
-            raise TypeError(f"configs[{i}] must be a DepthConfig, got {type(config).__name__}")
+            raise TypeError(
+                f"configs[{i}] must be a DepthConfig, got {type(config).__name__}"
+            )
     if not configs:
         raise ValueError("configs must not be empty")
     labels = [config.label for config in configs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"configs must have distinct labels, got {labels}")
+        raise ValueError(
+            f"configs must have distinct labels, got {labels}"
+        )
     seeds = check_int_list(seeds, "seeds", minimum=0)
     settings = [(config, seed) for config in configs for seed in seeds]
     if workers is None:
@@ -497,4 +533,7 @@ def run_depth_grid(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             runs = list(pool.map(run, settings))
-    return {label: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, label in enumerate(labels)}
+    return {
+        label: runs[i * len(seeds) : (i + 1) * len(seeds)]
+        for i, label in enumerate(labels)
+    }

@@ -59,19 +59,30 @@ class Comparison:
     max_abs_diff: float
 
 
-def _randomize(module: nn.Module, generator: torch.Generator) -> nn.Module:
+def _randomize(
+    module: nn.Module, generator: torch.Generator
+) -> nn.Module:
     """Redraw every parameter: N(1, 0.3^2) for LayerNorm weights, N(0, 0.3^2) otherwise."""
     with torch.no_grad():
         for sub in module.modules():
             for name, p in sub.named_parameters(recurse=False):
-                mean = 1.0 if isinstance(sub, nn.LayerNorm) and name == "weight" else 0.0
-                noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+                mean = (
+                    1.0
+                    if isinstance(sub, nn.LayerNorm) and name == "weight"
+                    else 0.0
+                )
+                noise = torch.randn(
+                    p.shape, generator=generator, dtype=p.dtype
+                )
                 p.copy_(mean + 0.3 * noise)
     return module.eval()
 
 
 def compare_with_pytorch(
-    dtype: torch.dtype = torch.float32, *, seed: int = 0, autograd: bool = False
+    dtype: torch.dtype = torch.float32,
+    *,
+    seed: int = 0,
+    autograd: bool = False,
 ) -> list[Comparison]:
     """Compare every module of the package with its PyTorch counterpart.
 
@@ -120,7 +131,9 @@ def compare_with_pytorch(
     'multihead_attention (functional)'
     """
     if dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        raise TypeError(
+            f"dtype must be torch.float32 or torch.float64, got {dtype!r}"
+        )
     seed = check_positive_int(seed, "seed", minimum=0)
     autograd = check_bool(autograd, "autograd")
     gen = torch.Generator().manual_seed(seed)
@@ -134,7 +147,10 @@ def compare_with_pytorch(
     rows: list[Comparison] = []
 
     def compare(
-        name: str, ref: str, ours: Callable[[], torch.Tensor], theirs: Callable[[], torch.Tensor]
+        name: str,
+        ref: str,
+        ours: Callable[[], torch.Tensor],
+        theirs: Callable[[], torch.Tensor],
     ) -> None:
         with torch.set_grad_enabled(autograd):
             a, b = ours(), theirs()
@@ -185,7 +201,12 @@ def compare_with_pytorch(
     for norm_first, label in ((False, "post-norm"), (True, "pre-norm")):
         layer = reference(
             nn.TransformerEncoderLayer(
-                D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first
+                D,
+                H,
+                FF,
+                dropout=0.0,
+                batch_first=True,
+                norm_first=norm_first,
             )
         )
         compare(
@@ -200,9 +221,15 @@ def compare_with_pytorch(
         )
         norm = nn.LayerNorm(D) if final_norm else None
         stack = reference(
-            nn.TransformerEncoder(layer, NUM_LAYERS, norm=norm, enable_nested_tensor=False)
+            nn.TransformerEncoder(
+                layer, NUM_LAYERS, norm=norm, enable_nested_tensor=False
+            )
         )
-        label = "pre-norm, final LayerNorm" if final_norm else "post-norm, no final norm"
+        label = (
+            "pre-norm, final LayerNorm"
+            if final_norm
+            else "post-norm, no final norm"
+        )
         norm_name = "LayerNorm" if final_norm else "None"
         compare(
             f"Encoder ({NUM_LAYERS} layers), {label}",
@@ -210,17 +237,28 @@ def compare_with_pytorch(
             lambda stack=stack: Encoder.from_torch(stack)(x),
             lambda stack=stack: stack(x),
         )
-    tgt_mask = nn.Transformer.generate_square_subsequent_mask(BLOCK_LEN, dtype=dtype)
+    tgt_mask = nn.Transformer.generate_square_subsequent_mask(
+        BLOCK_LEN, dtype=dtype
+    )
     for norm_first, label in ((False, "post-norm"), (True, "pre-norm")):
         layer = reference(
             nn.TransformerDecoderLayer(
-                D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first
+                D,
+                H,
+                FF,
+                dropout=0.0,
+                batch_first=True,
+                norm_first=norm_first,
             )
         )
         compare(
             f"DecoderBlock, {label}, causal",
             f"torch.nn.TransformerDecoderLayer(norm_first={norm_first}), causal tgt_mask",
-            lambda layer=layer: DecoderBlock.from_torch(layer)(x, memory, causal=True),
-            lambda layer=layer: layer(x, memory, tgt_mask=tgt_mask, tgt_is_causal=True),
+            lambda layer=layer: DecoderBlock.from_torch(layer)(
+                x, memory, causal=True
+            ),
+            lambda layer=layer: layer(
+                x, memory, tgt_mask=tgt_mask, tgt_is_causal=True
+            ),
         )
     return rows

@@ -144,7 +144,9 @@ def _check_divisible(d_model: int, num_heads: int) -> None:
         )
 
 
-def _check_torch_mha(mha: object, name: str = "mha") -> nn.MultiheadAttention:
+def _check_torch_mha(
+    mha: object, name: str = "mha"
+) -> nn.MultiheadAttention:
     """Return ``mha`` if this package can reproduce it, else raise.
 
     Accepted: a ``torch.nn.MultiheadAttention`` built with ``batch_first=True``,
@@ -171,7 +173,9 @@ def _check_torch_mha(mha: object, name: str = "mha") -> nn.MultiheadAttention:
         If it uses a feature this package does not implement.
     """
     if not isinstance(mha, nn.MultiheadAttention):
-        raise TypeError(f"{name} must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.nn.MultiheadAttention, got {type(mha).__name__}"
+        )
     if not mha.batch_first:
         raise ValueError(
             f"{name} must be built with batch_first=True (inputs of shape (B, T, D)), "
@@ -183,7 +187,9 @@ def _check_torch_mha(mha: object, name: str = "mha") -> nn.MultiheadAttention:
             f"got kdim={mha.kdim} and vdim={mha.vdim}"
         )
     if mha.bias_k is not None or mha.add_zero_attn:
-        raise ValueError(f"{name} must be built without add_bias_kv and add_zero_attn")
+        raise ValueError(
+            f"{name} must be built without add_bias_kv and add_zero_attn"
+        )
     return mha
 
 
@@ -258,7 +264,7 @@ def multihead_attention_steps(
     check_like(x, "x", like=mha.in_proj_weight, like_name="mha's weights")
     H = mha.num_heads
 
-    # The packed projection (3D, D) holds W_q, W_k and W_v one below the other.
+    # The packed projection (3D, D) stacks W_q, W_k and W_v.
     w_q, w_k, w_v = mha.in_proj_weight.chunk(3)  # three (D, D)
     if mha.in_proj_bias is None:
         b_q = b_k = b_v = None
@@ -274,7 +280,9 @@ def multihead_attention_steps(
     v_heads = split_heads(v, H)  # (B, H, T, d_head)
 
     # Every head attends on its own; scores are divided by sqrt(d_head).
-    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
+    heads, weights = scaled_dot_product_attention(
+        q_heads, k_heads, v_heads
+    )
     # heads: (B, H, T, d_head), weights: (B, H, T, T)
 
     concat = merge_heads(heads)  # (B, T, D)
@@ -293,7 +301,9 @@ def multihead_attention_steps(
     }
 
 
-def multihead_attention(x: torch.Tensor, mha: nn.MultiheadAttention) -> torch.Tensor:
+def multihead_attention(
+    x: torch.Tensor, mha: nn.MultiheadAttention
+) -> torch.Tensor:
     """Multi-head self-attention computed from the weights of ``mha``.
 
     Equal (up to rounding) to ``mha(x, x, x, need_weights=False)[0]``; see
@@ -394,7 +404,9 @@ class MultiHeadAttention(nn.Module):
     True
     """
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
+    def __init__(
+        self, d_model: int, num_heads: int, bias: bool = True
+    ) -> None:
         super().__init__()
         d_model = check_positive_int(d_model, "d_model")
         num_heads = check_positive_int(num_heads, "num_heads")
@@ -413,8 +425,14 @@ class MultiHeadAttention(nn.Module):
         """Initialise like ``torch.nn.MultiheadAttention``: Xavier-uniform, zero biases."""
         for proj in (self.q_proj, self.k_proj, self.v_proj):
             nn.init.xavier_uniform_(proj.weight)
-        self.out_proj.reset_parameters()  # PyTorch keeps nn.Linear's default here
-        for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
+        # PyTorch keeps nn.Linear's default here
+        self.out_proj.reset_parameters()
+        for proj in (
+            self.q_proj,
+            self.k_proj,
+            self.v_proj,
+            self.out_proj,
+        ):
             if proj.bias is not None:
                 nn.init.zeros_(proj.bias)
 
@@ -457,10 +475,19 @@ class MultiHeadAttention(nn.Module):
             If a shape is wrong (see the class's Shape section), or ``mask``
             leaves a query with no key to attend to.
         """
-        query = check_tensor(query, "query", ndim=3, last_dim=self.d_model)
+        query = check_tensor(
+            query, "query", ndim=3, last_dim=self.d_model
+        )
         key = check_tensor(key, "key", ndim=3, last_dim=self.d_model)
-        value = check_tensor(value, "value", ndim=3, last_dim=self.d_model)
-        check_like(query, "query", like=self.out_proj.weight, like_name="the module's parameters")
+        value = check_tensor(
+            value, "value", ndim=3, last_dim=self.d_model
+        )
+        check_like(
+            query,
+            "query",
+            like=self.out_proj.weight,
+            like_name="the module's parameters",
+        )
         check_like(key, "key", like=query, like_name="query")
         check_like(value, "value", like=query, like_name="query")
         B, T_q, _ = query.shape
@@ -475,11 +502,13 @@ class MultiHeadAttention(nn.Module):
                 f"got shape {tuple(value.shape)}"
             )
         if mask is not None:
-            mask = self._check_mask(mask, B, T_q, T_k)  # broadcasts to (B, H, T_q, T_k)
+            # broadcasts to (B, H, T_q, T_k)
+            mask = self._check_mask(mask, B, T_q, T_k)
 
-        q = split_heads(self.q_proj(query), self.num_heads)  # (B, H, T_q, d_head)
-        k = split_heads(self.k_proj(key), self.num_heads)  # (B, H, T_k, d_head)
-        v = split_heads(self.v_proj(value), self.num_heads)  # (B, H, T_k, d_head)
+        # q: (B, H, T_q, d_head); k and v: (B, H, T_k, d_head)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
 
         heads, weights = scaled_dot_product_attention(q, k, v, mask)
         # heads: (B, H, T_q, d_head), weights: (B, H, T_q, T_k)
@@ -489,7 +518,9 @@ class MultiHeadAttention(nn.Module):
             return output, weights
         return output
 
-    def _check_mask(self, mask: object, B: int, T_q: int, T_k: int) -> torch.Tensor:
+    def _check_mask(
+        self, mask: object, B: int, T_q: int, T_k: int
+    ) -> torch.Tensor:
         """Return ``mask`` with a head axis, ready to broadcast to ``(B, H, T_q, T_k)``."""
         scores_shape = (B, self.num_heads, T_q, T_k)
         if isinstance(mask, torch.Tensor) and mask.ndim not in (2, 3, 4):
@@ -543,7 +574,11 @@ class MultiHeadAttention(nn.Module):
         """
         mha = _check_torch_mha(mha)
         weight = mha.in_proj_weight
-        module = cls(mha.embed_dim, mha.num_heads, bias=mha.in_proj_bias is not None)
+        module = cls(
+            mha.embed_dim,
+            mha.num_heads,
+            bias=mha.in_proj_bias is not None,
+        )
         module = module.to(device=weight.device, dtype=weight.dtype)
         w_q, w_k, w_v = weight.chunk(3)  # three (D, D)
         with torch.no_grad():
@@ -560,7 +595,9 @@ class MultiHeadAttention(nn.Module):
         return module
 
 
-def attention_flops(seq_len: int, d_model: int, num_heads: int) -> dict[str, int]:
+def attention_flops(
+    seq_len: int, d_model: int, num_heads: int
+) -> dict[str, int]:
     """Multiply-adds of one multi-head self-attention over one sequence.
 
     Counts the matrix products only (not the softmax, scaling or biases):

@@ -139,8 +139,8 @@ def make_order_dataset(
 
     x = rng.standard_normal((n, seq_len, D)) * noise  # (n, T, D)
     # A random permutation of the positions per sequence; its first two
-    # entries are two distinct, uniformly chosen positions.
-    positions = np.argsort(rng.random((n, seq_len)), axis=1)[:, :2]  # (n, 2)
+    # entries are two distinct, uniformly chosen positions: (n, 2).
+    positions = np.argsort(rng.random((n, seq_len)), axis=1)[:, :2]
     pos_a, pos_b = positions[:, 0], positions[:, 1]  # (n,), (n,)
     rows = np.arange(n)
     x[rows, pos_a] = a
@@ -229,10 +229,19 @@ def make_order_splits(
     n_test = check_positive_int(n_test, "n_test")
     data_seed = check_positive_int(data_seed, "data_seed", minimum=0)
     rng = np.random.default_rng(data_seed)
-    vec_a = torch.from_numpy(rng.standard_normal(d_model).astype(np.float32))  # (D,)
-    vec_b = torch.from_numpy(rng.standard_normal(d_model).astype(np.float32))  # (D,)
-    x_train, y_train = make_order_dataset(rng, n_train, vec_a, vec_b, seq_len, noise)
-    x_test, y_test = make_order_dataset(rng, n_test, vec_a, vec_b, seq_len, noise)
+    # the two marker tokens A and B, (D,) each
+    vec_a = torch.from_numpy(
+        rng.standard_normal(d_model).astype(np.float32)
+    )
+    vec_b = torch.from_numpy(
+        rng.standard_normal(d_model).astype(np.float32)
+    )
+    x_train, y_train = make_order_dataset(
+        rng, n_train, vec_a, vec_b, seq_len, noise
+    )
+    x_test, y_test = make_order_dataset(
+        rng, n_test, vec_a, vec_b, seq_len, noise
+    )
     return OrderData(x_train, y_train, x_test, y_test, vec_a, vec_b)
 
 
@@ -288,7 +297,9 @@ class OrderClassifier(nn.Module):
         self.use_pos_enc = use_pos_enc
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.d_model = self.attention.d_model
-        self.head = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.head = nn.Sequential(
+            nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, 1)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return one logit per sequence.
@@ -311,12 +322,18 @@ class OrderClassifier(nn.Module):
             If ``x`` is not ``(B, T, D)``.
         """
         x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
-        check_like(x, "x", like=self.head[0].weight, like_name="the module's parameters")
+        check_like(
+            x,
+            "x",
+            like=self.head[0].weight,
+            like_name="the module's parameters",
+        )
         _, T, D = x.shape  # (B, T, D)
         if self.use_pos_enc:
             x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
         h = self.attention(x, x, x)  # (B, T, D)
-        pooled = h.mean(dim=1)  # (B, D): the order of the positions is lost here
+        # (B, D): the order of the positions is lost here
+        pooled = h.mean(dim=1)
         return self.head(pooled).squeeze(-1)  # (B,)
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
@@ -366,11 +383,17 @@ class OrderClassifier(nn.Module):
         True
         """
         x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
-        check_like(x, "x", like=self.head[0].weight, like_name="the module's parameters")
+        check_like(
+            x,
+            "x",
+            like=self.head[0].weight,
+            like_name="the module's parameters",
+        )
         _, T, D = x.shape  # (B, T, D)
         if self.use_pos_enc:
             x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
-        _, weights = self.attention(x, x, x, return_weights=True)  # (B, H, T, T)
+        # (B, H, T, T)
+        _, weights = self.attention(x, x, x, return_weights=True)
         return weights
 
 
@@ -404,7 +427,9 @@ class OrderRun:
     train_accuracy: float
     test_accuracy: float
     seconds: float
-    model_state: dict[str, torch.Tensor] = field(repr=False, compare=False)
+    model_state: dict[str, torch.Tensor] = field(
+        repr=False, compare=False
+    )
 
     def trained_model(self) -> OrderClassifier:
         """Rebuild the trained :class:`OrderClassifier` of this run, in eval mode.
@@ -432,9 +457,14 @@ class OrderRun:
         True
         """
         if not self.model_state:
-            raise ValueError("model_state must hold the trained weights, got an empty dict")
-        d_model = self.model_state["head.0.weight"].shape[1]  # Linear(D, hidden): (hidden, D)
-        model = OrderClassifier(d_model=d_model, use_pos_enc=self.use_pos_enc)
+            raise ValueError(
+                "model_state must hold the trained weights, got an empty dict"
+            )
+        # Linear(D, hidden): (hidden, D)
+        d_model = self.model_state["head.0.weight"].shape[1]
+        model = OrderClassifier(
+            d_model=d_model, use_pos_enc=self.use_pos_enc
+        )
         model.load_state_dict(self.model_state)
         return model.eval()
 
@@ -515,11 +545,16 @@ def run_order_experiment(
     seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
     epochs = check_positive_int(epochs, "epochs")
     lr = check_real(lr, "lr", strict=True)
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
 
     x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
     d_model = x_train.shape[-1]
-    model = seeded(seed, lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc))
+    model = seeded(
+        seed,
+        lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc),
+    )
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.BCEWithLogitsLoss()
@@ -547,7 +582,10 @@ def run_order_experiment(
         train_accuracy=train_accuracy,
         test_accuracy=test_accuracy,
         seconds=seconds,
-        model_state={name: t.detach().cpu().clone() for name, t in model.state_dict().items()},
+        model_state={
+            name: t.detach().cpu().clone()
+            for name, t in model.state_dict().items()
+        },
     )
 
 
@@ -628,7 +666,12 @@ def run_order_grid(
         use_pos_enc, seed, seq_len = setting
         # Looked up at call time, so a wrapper installed on the module is used.
         return run_order_experiment(
-            use_pos_enc, seed, seq_len=seq_len, epochs=epochs, lr=lr, device=device
+            use_pos_enc,
+            seed,
+            seq_len=seq_len,
+            epochs=epochs,
+            lr=lr,
+            device=device,
         )
 
     if workers == 1:
@@ -690,6 +733,11 @@ def train_and_evaluate(
     True
     """
     run = run_order_experiment(
-        use_pos_enc, seed, seq_len=seq_len, epochs=epochs, lr=lr, device=device
+        use_pos_enc,
+        seed,
+        seq_len=seq_len,
+        epochs=epochs,
+        lr=lr,
+        device=device,
     )
     return run.test_accuracy

@@ -108,16 +108,30 @@ def heatmap(
     matrix = np.asarray(data, dtype=np.float64)
     if matrix.ndim != 2:
         raise ValueError(f"data must be 2-D, got shape {matrix.shape}")
-    for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel)):
+    for name, text in (
+        ("title", title),
+        ("xlabel", xlabel),
+        ("ylabel", ylabel),
+    ):
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name} must be a non-empty string, got {text!r}")
+            raise ValueError(
+                f"{name} must be a non-empty string, got {text!r}"
+            )
 
     if symmetric and (vmin is not None or vmax is not None):
-        raise ValueError("vmin and vmax must not be given together with symmetric=True")
+        raise ValueError(
+            "vmin and vmax must not be given together with symmetric=True"
+        )
     if vmin is not None and vmax is not None and vmin > vmax:
-        raise ValueError(f"vmin must not exceed vmax, got vmin={vmin} and vmax={vmax}")
+        raise ValueError(
+            f"vmin must not exceed vmax, got vmin={vmin} and vmax={vmax}"
+        )
 
-    options: dict[str, Any] = {"cmap": cmap, "aspect": "auto", "interpolation": "nearest"}
+    options: dict[str, Any] = {
+        "cmap": cmap,
+        "aspect": "auto",
+        "interpolation": "nearest",
+    }
     if symmetric:
         limit = float(np.abs(matrix).max()) or 1.0
         options.update(vmin=-limit, vmax=limit)
@@ -134,7 +148,15 @@ def heatmap(
     if annotate:
         for (row, col), value in np.ndenumerate(matrix):
             red, green, blue, _ = image.cmap(image.norm(value))
-            luminance = 0.299 * red + 0.587 * green + 0.114 * blue  # dark cell: white text
+            # perceived brightness: a dark cell gets white text
+            luminance = 0.299 * red + 0.587 * green + 0.114 * blue
             colour = "black" if luminance > 0.5 else "white"
-            ax.text(col, row, fmt.format(value), ha="center", va="center", color=colour)
+            ax.text(
+                col,
+                row,
+                fmt.format(value),
+                ha="center",
+                va="center",
+                color=colour,
+            )
     return image

@@ -68,10 +68,12 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     num_positions = check_positive_int(num_positions, "num_positions")
     d_model = check_positive_int(d_model, "d_model")
 
-    # The computation runs in float64 and is rounded once at the end, so the
-    # table is the correctly rounded float32 value of the formula.
-    positions = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (T, 1)
-    pair_index = torch.arange(d_model, dtype=torch.float64) // 2  # (D,): i for columns 2i, 2i+1
+    # The computation runs in float64 and is rounded once at the end, so
+    # the table is the correctly rounded float32 value of the formula.
+    positions = torch.arange(num_positions, dtype=torch.float64)  # (T,)
+    positions = positions.unsqueeze(1)  # (T, 1)
+    # (D,): i for columns 2i, 2i+1
+    pair_index = torch.arange(d_model, dtype=torch.float64) // 2
     inv_freq = 1.0 / BASE ** (2.0 * pair_index / d_model)  # (D,)
     angles = positions * inv_freq  # (T, D)
 
@@ -81,7 +83,9 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     return pe.to(torch.float32)
 
 
-def positional_encoding_numpy(num_positions: int, d_model: int) -> np.ndarray:
+def positional_encoding_numpy(
+    num_positions: int, d_model: int
+) -> np.ndarray:
     """Sinusoidal positional encoding in NumPy, written in the exp-log form.
 
     Uses ``1 / 10000**(2i/D) == exp(-ln(10000) * 2i / D)``, the form many
@@ -122,12 +126,16 @@ def positional_encoding_numpy(num_positions: int, d_model: int) -> np.ndarray:
     num_positions = check_positive_int(num_positions, "num_positions")
     d_model = check_positive_int(d_model, "d_model")
 
-    positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (T, 1)
-    even_dims = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(D/2),): the values 2i
-    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)  # (ceil(D/2),)
+    # (T, 1)
+    positions = np.arange(num_positions, dtype=np.float64)[:, None]
+    # (ceil(D/2),): the values 2i
+    even_dims = np.arange(0, d_model, 2, dtype=np.float64)
+    # (ceil(D/2),)
+    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)
     angles = positions * inv_freq  # (T, ceil(D/2))
 
     pe = np.empty((num_positions, d_model), dtype=np.float64)  # (T, D)
     pe[:, 0::2] = np.sin(angles)  # ceil(D/2) sine columns
-    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # floor(D/2) cosine columns
+    # floor(D/2) cosine columns
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])
     return pe

@@ -22,14 +22,21 @@ from dataclasses import dataclass
 
 import torch
 
-from lessons_code._checks import check_like, check_positive_int, check_tensor
+from lessons_code._checks import (
+    check_like,
+    check_positive_int,
+    check_tensor,
+)
 from lessons_code.attention import scaled_dot_product_attention
 
 __all__ = ["TimingRecord", "rnn_loop", "time_rnn_vs_attention"]
 
 
 def rnn_loop(
-    x: torch.Tensor, w_xh: torch.Tensor, w_hh: torch.Tensor, b: torch.Tensor
+    x: torch.Tensor,
+    w_xh: torch.Tensor,
+    w_hh: torch.Tensor,
+    b: torch.Tensor,
 ) -> torch.Tensor:
     """Run an Elman RNN over ``x`` one time step after the other.
 
@@ -87,13 +94,18 @@ def rnn_loop(
         )
     N = w_xh.shape[1]
     if w_hh.shape != (N, N):
-        raise ValueError(f"w_hh must have shape {(N, N)}, got shape {tuple(w_hh.shape)}")
+        raise ValueError(
+            f"w_hh must have shape {(N, N)}, got shape {tuple(w_hh.shape)}"
+        )
     if b.shape != (N,):
-        raise ValueError(f"b must have shape {(N,)}, got shape {tuple(b.shape)}")
+        raise ValueError(
+            f"b must have shape {(N,)}, got shape {tuple(b.shape)}"
+        )
 
     h = x.new_zeros(B, N)  # (B, N): h_{-1}
     states = []
-    for t in range(T):  # T dependent steps: step t needs h from step t - 1
+    # T dependent steps: step t needs h from step t - 1
+    for t in range(T):
         h = torch.tanh(x[:, t] @ w_xh + h @ w_hh + b)  # (B, N)
         states.append(h)
     return torch.stack(states, dim=1)  # (B, T, N)
@@ -195,29 +207,40 @@ def time_rnn_vs_attention(
         )
     lengths = [check_positive_int(t, "seq_lens") for t in seq_lens]
     if not lengths:
-        raise ValueError("seq_lens must hold at least one sequence length, got none")
+        raise ValueError(
+            "seq_lens must hold at least one sequence length, got none"
+        )
     D = check_positive_int(d_model, "d_model")
     repeats = check_positive_int(repeats, "repeats")
     B = check_positive_int(batch_size, "batch_size")
     seed = check_positive_int(seed, "seed", minimum=0)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    device = (
+        torch.device("cpu") if device is None else torch.device(device)
+    )
+    synchronize = (
+        torch.cuda.synchronize
+        if device.type == "cuda"
+        else (lambda: None)
+    )
 
     gen = torch.Generator().manual_seed(seed)
     scale = 1.0 / math.sqrt(D)
     w_xh, w_hh, w_q, w_k, w_v = (
-        (torch.randn(D, D, generator=gen) * scale).to(device) for _ in range(5)
+        (torch.randn(D, D, generator=gen) * scale).to(device)
+        for _ in range(5)
     )
     b = torch.zeros(D, device=device)
 
     def attention(x: torch.Tensor) -> torch.Tensor:
-        out, _ = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)  # (B, T, D)
+        # (B, T, D)
+        out, _ = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
         return out
 
     records = []
     with torch.no_grad():
         for T in lengths:
-            x = torch.randn(B, T, D, generator=gen).to(device)  # (B, T, D)
+            # (B, T, D)
+            x = torch.randn(B, T, D, generator=gen).to(device)
 
             def run_rnn(x: torch.Tensor = x) -> None:
                 rnn_loop(x, w_xh, w_hh, b)
