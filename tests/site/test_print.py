@@ -40,6 +40,8 @@ CHROME = (
     "Hide solution",
 )
 
+A4_COLUMN_PX = round((210 - 2 * 14) / 25.4 * 96)
+
 PAGE_JS = """
 () => {
   const text = (node) => {
@@ -76,11 +78,13 @@ PAGE_JS = """
       shown: img.checkVisibility() && img.complete && img.naturalWidth > 0
         && img.getBoundingClientRect().width > 0,
     })),
-    // What scrolls on screen is cut on paper: no visible box may hold more
-    // than it shows. (Boxes 1px wide are text hidden for screen readers.)
+    // What scrolls on screen is cut on paper, and code, a table or a formula
+    // spilling out of its box runs off the page: no visible box may hold
+    // more than it shows. (Boxes 1px wide are text hidden for screen readers.)
     cut: Array.from(main.querySelectorAll("*"))
       .filter((e) => e.checkVisibility() && e.clientWidth > 1
-        && getComputedStyle(e).overflowX !== "visible" && e.scrollWidth > e.clientWidth + 1)
+        && (getComputedStyle(e).overflowX !== "visible" || e.matches("pre, table, math"))
+        && e.scrollWidth > e.clientWidth + 1)
       .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${e.scrollWidth} > ${e.clientWidth}`),
     orphanable: Array.from(main.querySelectorAll("h1, h2, h3, figure"))
       .filter((e) => e.checkVisibility())
@@ -131,9 +135,14 @@ def printed(browser, site_url: str) -> Callable[[str], Printed]:
         if page not in cache:
             visit = PageVisit(browser, site_url, page)
             try:
-                pdf = visit.page.pdf(format="A4")
+                # The page laid out as on paper: print media, and the width of
+                # A4 within print.css's margins (210 mm - 2 x 14 mm at 96 px/in).
+                visit.page.set_viewport_size({"width": A4_COLUMN_PX, "height": 1123})
                 visit.page.emulate_media(media="print")
                 dom = visit.page.evaluate(PAGE_JS)
+                # Printing runs sphinx-togglebutton's "beforeprint" and
+                # "afterprint" clicks: the page is inspected before, untouched.
+                pdf = visit.page.pdf(format="A4")
             finally:
                 visit.close()
             reader = pypdf.PdfReader(io.BytesIO(pdf))
