@@ -18,10 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pypdf
 import pytest
 from site_support import DOCS, BuildResult, PageVisit
-
-pypdf = pytest.importorskip("pypdf")
 
 LESSON_PAGES = sorted(
     path.stem + ".html"
