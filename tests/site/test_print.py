@@ -85,6 +85,10 @@ PAGE_JS = """
         && (getComputedStyle(e).overflowX !== "visible" || e.matches("pre, table, math"))
         && e.scrollWidth > e.clientWidth + 1)
       .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${e.scrollWidth} > ${e.clientWidth}`),
+    // Tabs: paper cannot be clicked, so every tab's content is printed.
+    hiddenTabs: Array.from(main.querySelectorAll(".sd-tab-content"))
+      .filter((c) => !c.checkVisibility()).length,
+    tabs: main.querySelectorAll(".sd-tab-content").length,
     orphanable: Array.from(main.querySelectorAll("h1, h2, h3, figure"))
       .filter((e) => e.checkVisibility())
       .filter((e) => e.matches("figure") ? getComputedStyle(e).breakInside !== "avoid"
@@ -211,6 +215,13 @@ def test_printed_lesson_shows_its_solutions(printed, page: str) -> None:
         # always keep a long paragraph in one piece.
         missing = [p for p in pieces if p[:30] not in text or p[-30:] not in text]
         assert missing == [], f"{page}: parts of a solution missing from the PDF"
+
+
+@pytest.mark.site
+@pytest.mark.browser
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_printed_lesson_shows_every_tab(printed, page: str) -> None:
+    assert printed(page).dom["hiddenTabs"] == 0, f"{page}: a tab's content is not printed"
 
 
 @pytest.mark.site
