@@ -10,9 +10,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from lessons_code.plots import heatmap, legend_covers_data  # noqa: E402
+from lessons_code.plots import heatmap, legend_covers_data
 
 
 @pytest.fixture
