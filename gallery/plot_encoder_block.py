@@ -153,6 +153,6 @@ ax.invert_yaxis()  # first row of the table at the top
 ax.set_title("Package vs PyTorch: largest difference per block")
 ax.set_xlabel("max |ours - PyTorch| in units of the type's epsilon")
 ax.set_ylabel("the package's module")
-ax.legend(title="setting")
+ax.legend(title="setting", loc="upper left", bbox_to_anchor=(1.02, 1.0))
 fig.tight_layout()
 plt.show()
