@@ -191,7 +191,33 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = text[:cut] + cell + text[cut:]
 
 
+def drop_stale_gallery_stamps(app: Sphinx) -> None:
+    """Make sphinx-gallery run every example again when this file changed.
+
+    sphinx-gallery re-runs an example only when its script changed; its
+    figures also depend on the settings here, so an edit of this file drops
+    every example's ``.md5`` stamp (the digest is kept in
+    ``<outdir>/../book_figures.sha256``).
+    """
+    import hashlib
+
+    record = Path(app.outdir).parent / "book_figures.sha256"
+    current = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    try:
+        previous = record.read_text(encoding="utf-8").strip()
+    except OSError:
+        previous = ""
+    if previous == current:
+        return
+    for gallery in app.config.sphinx_gallery_conf["gallery_dirs"]:
+        for stamp in (Path(app.srcdir) / gallery).rglob("*.md5"):
+            stamp.unlink()
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(current + "\n", encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the notebook hook."""
+    """Connect the notebook hook and the gallery's stamp check (before sphinx-gallery)."""
     app.connect("source-read", on_source_read)
+    app.connect("builder-inited", drop_stale_gallery_stamps, priority=100)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
