@@ -49,6 +49,7 @@ extensions = [
     "cell_errors",
     "glossary_backlinks",
     "search_summary",
+    "book_figures",
 ]
 
 nitpicky = True
@@ -121,10 +122,15 @@ sphinx_gallery_conf = {
     # The execution-times pages pull jQuery and DataTables from CDNs.
     "write_computation_times": False,
     "show_memory": False,
-    "image_scrapers": ("matplotlib",),
+    # Figures saved at 2x and shown at half their width (docs/_ext/book_figures.py).
+    "image_scrapers": ("book_figures.scraper",),
     # Build only: slow deterministic results are shared with the lesson pages
     # (docs/_ext/result_cache.py); readers' downloads run the real functions.
-    "reset_modules": ("matplotlib", "result_cache.install_for_gallery"),
+    "reset_modules": (
+        "matplotlib",
+        "book_figures.reset_for_gallery",
+        "result_cache.install_for_gallery",
+    ),
     "matplotlib_animations": False,
     "plot_gallery": "True",
     # The examples in the order of the book's sections (docs/_ext/gallery_order.py);

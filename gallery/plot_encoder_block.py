@@ -147,12 +147,12 @@ epsilon = {
 units = table[list(runs)] / pd.Series(epsilon)  # (rows, settings)
 print(f"largest difference: {units.max().max():.1f} units of epsilon")
 
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, ax = plt.subplots(figsize=(7, 4.2))
 units.plot.barh(ax=ax, width=0.8)
 ax.invert_yaxis()  # first row of the table at the top
 ax.set_title("Package vs PyTorch: largest difference per block")
 ax.set_xlabel("max |ours - PyTorch| in units of the type's epsilon")
 ax.set_ylabel("the package's module")
-ax.legend(title="setting")
+ax.legend(title="setting", loc="upper left", bbox_to_anchor=(1.02, 1.0))
 fig.tight_layout()
 plt.show()

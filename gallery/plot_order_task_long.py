@@ -139,7 +139,7 @@ ax.axhline(np.log(2), color="black", linestyle="--", label="ln 2")
 ax.set_title("Training loss, T = 32 (mean of 5 seeds)")
 ax.set_xlabel("epoch")
 ax.set_ylabel("binary cross-entropy")
-ax.legend()
+ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
 fig.tight_layout()
 plt.show()
 

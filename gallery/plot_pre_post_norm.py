@@ -106,7 +106,9 @@ summary.agg(["mean", "std"]).round(3)
 # -----------
 # One panel per configuration, one line per seed, the same y axis for all.
 
-fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True)
+fig, axes = plt.subplots(
+    2, 2, figsize=(7, 6.5), sharex=True, sharey=True, layout="constrained"
+)
 for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     for run in runs:
         ax.plot(run.losses, linewidth=1, label=f"seed {run.seed}")
@@ -119,9 +121,9 @@ for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     ax.set_title(label)
     ax.set_xlabel("training step")
     ax.set_ylabel("binary cross-entropy")
-axes.flat[0].legend(fontsize="small")
+handles, labels = axes.flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="outside lower center", ncols=3)
 fig.suptitle("Training loss of 10-block stacks (dashed: ln 2)")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -132,7 +134,9 @@ plt.show()
 # steps of training. All panels share one logarithmic scale.
 
 steps_shown = (0, 10, settings["steps"].default - 1)
-fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True)
+fig, axes = plt.subplots(
+    2, 2, figsize=(7, 6.5), sharex=True, sharey=True, layout="constrained"
+)
 blocks = np.arange(1, 11)
 for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     for step in steps_shown:
@@ -150,9 +154,9 @@ for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     ax.set_xlabel("block (1 = next to the input)")
     ax.set_ylabel("gradient norm")
     ax.set_xticks(blocks)
-axes.flat[0].legend(fontsize="small")
+handles, labels = axes.flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="outside lower center", ncols=3)
 fig.suptitle("Gradient norm of each block's parameters")
-fig.tight_layout()
 plt.show()
 
 # %%
@@ -162,7 +166,9 @@ plt.show()
 # input end of the stack gets as much gradient as the output end; far below 1
 # means the gradient has vanished on its way down.
 
-fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True)
+fig, axes = plt.subplots(
+    2, 2, figsize=(7, 6.5), sharex=True, sharey=True, layout="constrained"
+)
 for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     for run in runs:
         ax.plot(
@@ -176,9 +182,9 @@ for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     ax.set_title(label)
     ax.set_xlabel("training step")
     ax.set_ylabel("block 1 / block 10 gradient norm")
-axes.flat[0].legend(fontsize="small")
+handles, labels = axes.flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="outside lower center", ncols=3)
 fig.suptitle("First/last gradient-norm ratio during training")
-fig.tight_layout()
 plt.show()
 
 # %%

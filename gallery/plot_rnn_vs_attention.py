@@ -77,7 +77,7 @@ timings.round(3)
 # %%
 # Time and sequential steps against the length
 # --------------------------------------------
-# On the left, the measured times on logarithmic axes. On the right, what
+# At the top, the measured times on logarithmic axes. Below, what
 # explains them: the RNN has ``T`` steps that must wait for each other, while
 # attention has one step whose amount of work grows with the ``T x T`` score
 # matrix.
@@ -85,7 +85,7 @@ timings.round(3)
 t = timings["T"]
 rnn_ms = timings["RNN loop (ms)"]
 attention_ms = timings["self-attention (ms)"]
-fig, (ax_time, ax_steps) = plt.subplots(1, 2, figsize=(11, 4))
+fig, (ax_time, ax_steps) = plt.subplots(2, 1, figsize=(7, 7.5))
 ax_time.plot(t, rnn_ms, "o-", label="RNN loop")
 ax_time.plot(t, attention_ms, "s-", label="self-attention")
 ax_time.set_xscale("log", base=2)

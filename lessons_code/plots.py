@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.image import AxesImage
 
-__all__ = ["heatmap"]
+__all__ = ["heatmap", "legend_covers_data"]
 
 
 def heatmap(
@@ -37,6 +37,8 @@ def heatmap(
     colorbar: bool = True,
 ) -> AxesImage:
     """Draw a matrix as a labelled heatmap with a colour bar.
+
+    Rows and columns are indices, so both axes are ticked at whole numbers.
 
     Parameters
     ----------
@@ -103,6 +105,8 @@ def heatmap(
     (0.0, 1.0)
     >>> plt.close(fig)
     """
+    from matplotlib.ticker import MaxNLocator
+
     if isinstance(data, torch.Tensor):
         data = data.detach().cpu().numpy()
     matrix = np.asarray(data, dtype=np.float64)
@@ -138,6 +142,9 @@ def heatmap(
     else:
         options.update(vmin=vmin, vmax=vmax)
     image = ax.imshow(matrix, **options)
+    # Rows and columns are indices: tick them at whole numbers only.
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -160,3 +167,87 @@ def heatmap(
                 color=colour,
             )
     return image
+
+
+def legend_covers_data(ax: Axes) -> bool:
+    """Whether the legend of ``ax`` is drawn over any of its data.
+
+    The data are the points of every line (sampled along each segment, so a
+    line passing under the legend counts), every bar or other patch, and the
+    points and outlines of every collection (scatter points, error bars,
+    shaded bands). A legend placed outside the axes covers nothing.
+
+    Parameters
+    ----------
+    ax
+        Axes whose legend is checked; an axes without a legend covers nothing.
+
+    Returns
+    -------
+    bool
+        ``True`` if the legend's box overlaps a data point, a line or a patch.
+
+    Raises
+    ------
+    TypeError
+        If ``ax`` is not a Matplotlib axes.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], label="rising")
+    >>> _ = ax.legend(loc="upper right")
+    >>> legend_covers_data(ax)
+    True
+    >>> _ = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    >>> legend_covers_data(ax)
+    False
+    >>> plt.close(fig)
+    """
+    from matplotlib.axes import Axes as MplAxes
+
+    if not isinstance(ax, MplAxes):
+        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    legend = ax.get_legend()
+    if legend is None:
+        return False
+    renderer = ax.figure.canvas.get_renderer()
+    ax.figure.draw_without_rendering()  # lay the figure out as it will be saved
+    box = legend.get_window_extent(renderer)
+
+    def any_inside(points: np.ndarray) -> bool:
+        points = points[np.isfinite(points).all(axis=1)]
+        inside = (
+            (points[:, 0] >= box.x0)
+            & (points[:, 0] <= box.x1)
+            & (points[:, 1] >= box.y0)
+            & (points[:, 1] <= box.y1)
+        )
+        return bool(inside.any())
+
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        if line.get_linestyle() not in ("None", "", " ") and len(xy) > 1:
+            steps = np.linspace(0.0, 1.0, 50)[:, None, None]
+            xy = (xy[:-1] + steps * (xy[1:] - xy[:-1])).reshape(-1, 2)
+        if any_inside(xy):
+            return True
+    for patch in ax.patches:
+        if patch.get_visible() and patch.get_window_extent(renderer).overlaps(box):
+            return True
+    for collection in ax.collections:
+        if not collection.get_visible():
+            continue
+        offsets = collection.get_offset_transform().transform(collection.get_offsets())
+        if any_inside(np.asarray(offsets, dtype=float)):
+            return True
+        for path in collection.get_paths():
+            vertices = collection.get_transform().transform(path.vertices)
+            if len(vertices) and any_inside(np.asarray(vertices, dtype=float)):
+                return True
+    return False

@@ -1,0 +1,147 @@
+"""Figures on lesson and gallery pages are sharp, legible and introduced.
+
+At the default 1280 px viewport, every content image (figures drawn at build
+time and hand-written diagrams; gallery thumbnails and theme icons excluded)
+is either SVG or a PNG with at least twice as many pixels across as it is
+shown wide, so it stays sharp on a HiDPI screen.
+
+Tick labels: the build draws them at ``xtick.labelsize`` points (one setting
+for the pages and the gallery, ``docs/_ext/book_figures.py``), and matplotlib
+records the dpi it saved at in each PNG's ``pHYs`` chunk. A label is then
+``size_pt * dpi / 72`` pixels high in the file and
+``size_pt * dpi / 72 * shown_width / pixel_width`` CSS pixels on the page,
+which must be at least 11.
+
+Every gallery thumbnail block (``minigallery``) on a lesson page follows a
+paragraph that introduces it ("Run it yourself: ...").
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from site_support import DOCS, HTML, BuildResult
+
+pytestmark = pytest.mark.site
+
+sys.path.insert(0, str(DOCS / "_ext"))
+import book_figures  # noqa: E402
+
+MIN_TICK_PX = 11.0
+MIN_SCALE = 2.0
+
+LESSONS = sorted(
+    f"{path.stem}.html"
+    for path in DOCS.glob("*.md")
+    if "kernelspec:" in path.read_text(encoding="utf-8")
+)
+EXAMPLES = sorted(
+    f"auto_examples/{path.stem}.html" for path in (DOCS.parent / "gallery").glob("plot_*.py")
+)
+
+CONTENT_IMAGES_JS = """
+() => Array.from(document.querySelectorAll("article img"))
+  .filter((img) => !img.closest(".sphx-glr-thumbcontainer, .sphx-glr-thumbnails"))
+  .filter((img) => img.checkVisibility())
+  .map((img) => ({
+    src: img.getAttribute("src"),
+    alt: img.getAttribute("alt") || "",
+    natural: img.naturalWidth,
+    shown: img.getBoundingClientRect().width,
+  }))
+"""
+
+MINIGALLERY_JS = """
+() => Array.from(document.querySelectorAll("article .sphx-glr-thumbnails")).map((block) => {
+  const before = block.previousElementSibling;
+  return {
+    tag: before ? before.tagName : "",
+    text: before ? before.textContent.trim().replace(/\\s+/g, " ").slice(0, 80) : "",
+  };
+})
+"""
+
+
+def png_dpi(path: Path) -> float:
+    """Horizontal dpi from a PNG's ``pHYs`` chunk (pixels per metre)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    offset = 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        if kind == b"pHYs":
+            per_x, _, unit = struct.unpack(">IIB", data[offset + 8 : offset + 17])
+            assert unit == 1, f"{path.name}: pHYs unit is not the metre"
+            return per_x * 0.0254
+        offset += 12 + length
+    raise AssertionError(f"{path.name} has no pHYs chunk: its dpi is unknown")
+
+
+def measure(browser, site_url: str, page: str) -> list[dict]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/{page}", wait_until="load")
+        tab.wait_for_load_state("networkidle")
+        return tab.evaluate(CONTENT_IMAGES_JS)
+    finally:
+        context.close()
+
+
+def tick_px(image: dict, file: Path) -> float:
+    size_pt = float(book_figures.RC["xtick.labelsize"])
+    return size_pt * png_dpi(file) / 72 * image["shown"] / image["natural"]
+
+
+@pytest.mark.parametrize("page", LESSONS + EXAMPLES)
+def test_figures_are_sharp_with_legible_ticks(browser, site_url: str, page: str) -> None:
+    images = measure(browser, site_url, page)
+    problems = []
+    pngs = 0
+    for image in images:
+        path = (HTML / page).parent / unquote(urlsplit(image["src"]).path)
+        if path.suffix == ".svg":
+            continue
+        pngs += 1
+        label = f"{image['src']} ({image['alt'][:40]!r})"
+        if image["natural"] < MIN_SCALE * image["shown"] - 1:
+            problems.append(
+                f"{label}: {image['natural']} px shown at {image['shown']:.0f} px "
+                f"(needs {MIN_SCALE:g}x)"
+            )
+        ticks = tick_px(image, path)
+        if ticks < MIN_TICK_PX:
+            problems.append(f"{label}: tick labels {ticks:.1f} px high (< {MIN_TICK_PX:g})")
+    assert not problems, f"{page}:\n" + "\n".join(problems)
+    if page in EXAMPLES or "figure" in (HTML / page).read_text(encoding="utf-8"):
+        assert images, f"{page}: no content image found (is the selector still right?)"
+    assert pngs == 0 or all(image["natural"] > 0 for image in images), "an image did not load"
+
+
+def test_tick_size_is_the_book_setting() -> None:
+    """The test reads the label size from the one place the build sets it."""
+    assert book_figures.RC["xtick.labelsize"] == book_figures.RC["ytick.labelsize"]
+    assert float(book_figures.RC["xtick.labelsize"]) >= 8.25  # 11 px at 96 dpi
+
+
+@pytest.mark.parametrize("page", LESSONS)
+def test_minigalleries_are_introduced(
+    built_site: BuildResult, browser, site_url: str, page: str
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/{page}", wait_until="load")
+        blocks = tab.evaluate(MINIGALLERY_JS)
+    finally:
+        context.close()
+    for block in blocks:
+        introduced = block["tag"] in {"H2", "H3", "H4"} or (
+            block["tag"] == "P" and block["text"].startswith("Run it yourself:")
+        )
+        assert introduced, f"{page}: a gallery block follows {block} with no introduction"
