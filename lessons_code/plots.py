@@ -210,7 +210,9 @@ def legend_covers_data(ax: Axes) -> bool:
     from matplotlib.axes import Axes as MplAxes
 
     if not isinstance(ax, MplAxes):
-        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+        raise TypeError(
+            f"ax must be a matplotlib Axes, got {type(ax).__name__}"
+        )
     legend = ax.get_legend()
     if legend is None:
         return False
@@ -231,23 +233,30 @@ def legend_covers_data(ax: Axes) -> bool:
     for line in ax.get_lines():
         if not line.get_visible():
             continue
-        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = line.get_transform().transform(
+            np.asarray(line.get_xydata(), dtype=float)
+        )
         if line.get_linestyle() not in ("None", "", " ") and len(xy) > 1:
             steps = np.linspace(0.0, 1.0, 50)[:, None, None]
             xy = (xy[:-1] + steps * (xy[1:] - xy[:-1])).reshape(-1, 2)
         if any_inside(xy):
             return True
     for patch in ax.patches:
-        if patch.get_visible() and patch.get_window_extent(renderer).overlaps(box):
+        extent = patch.get_window_extent(renderer)
+        if patch.get_visible() and extent.overlaps(box):
             return True
     for collection in ax.collections:
         if not collection.get_visible():
             continue
-        offsets = collection.get_offset_transform().transform(collection.get_offsets())
+        offsets = collection.get_offset_transform().transform(
+            collection.get_offsets()
+        )
         if any_inside(np.asarray(offsets, dtype=float)):
             return True
         for path in collection.get_paths():
             vertices = collection.get_transform().transform(path.vertices)
-            if len(vertices) and any_inside(np.asarray(vertices, dtype=float)):
+            if len(vertices) and any_inside(
+                np.asarray(vertices, dtype=float)
+            ):
                 return True
     return False
