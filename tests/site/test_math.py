@@ -93,14 +93,22 @@ LESSON_PAGES = [
 @pytest.mark.site
 @pytest.mark.parametrize("width", [1280, 390])
 def test_equation_numbers_stay_visible_beside_their_formulas(
-    browser, site_url: str, width: int
+    built_site: BuildResult, browser, site_url: str, width: int
 ) -> None:
+    """On every page with display math: numbers beside, never over or cut."""
     problems: dict[str, list] = {}
     seen = 0
+    html = built_site.html
+    pages = [
+        p.relative_to(html).as_posix()
+        for p in site_pages(html)
+        if 'class="math notranslate display-math"' in p.read_text(encoding="utf-8")
+    ]
+    assert set(LESSON_PAGES) <= set(pages)
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        for path in LESSON_PAGES:
+        for path in pages:
             page.goto(f"{site_url}/{path}", wait_until="load")
             equations = page.evaluate(EQUATIONS_JS)
             seen += len(equations)
