@@ -161,3 +161,11 @@ def test_names_are_upright_not_kerned_letters() -> None:
     sources = [*DOCS.glob("*.md"), *(DOCS.parent / "lessons_code").glob("*.py")]
     offenders = [p.name for p in sources if kerned.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_brackets_are_sized_by_their_content() -> None:
+    r"""Brackets use \left ... \right, which grow with what they hold, not a fixed \big."""
+    fixed = re.compile(r"\\[Bb]igg?[lr]?\s*[(\[)\]]")
+    sources = [*DOCS.glob("*.md"), *(DOCS.parent / "lessons_code").glob("*.py")]
+    offenders = [p.name for p in sources if fixed.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
