@@ -63,6 +63,18 @@ def test_lesson_list_has_its_own_heading(visit) -> None:
     assert captions == ["Lessons", "Next topic", "Examples and reference"], captions
 
 
+def test_landing_page_contents_sidebar_lists_every_section(visit) -> None:
+    """The on-page contents name every section (a toctree mid-page cut the list short)."""
+    page = visit("index.html").page
+    sections = page.evaluate(
+        """() => Array.from(document.querySelectorAll("article section > h2"))
+             .map((h) => h.textContent.replace("#", "").trim())"""
+    )
+    listed = page.locator(".bd-sidebar-secondary nav a").all_inner_texts()
+    assert len(sections) >= 5
+    assert [text.strip() for text in listed] == sections
+
+
 def test_pager_reads_naturally(visit, built_site) -> None:
     """No pager link repeats its own label ("Next / Next: ...")."""
     labels = {}
