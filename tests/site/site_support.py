@@ -285,6 +285,45 @@ def find_axe() -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
+#: The lesson pages: the MyST notebooks (pages with code cells) of docs/.
+LESSON_SOURCES = sorted(
+    path for path in DOCS.glob("*.md") if "```{code-cell}" in path.read_text(encoding="utf-8")
+)
+#: The same pages as the built site names them.
+LESSON_PAGES = [f"{path.stem}.html" for path in LESSON_SOURCES]
+#: A ``{listing}`` directive of a page, and the object it shows.
+LISTING = re.compile(r"```\{listing\} (\S+)")
+_REMOVED = {"remove-cell", "remove-input"}
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    """One code cell of a lesson page, as the reader meets it."""
+
+    source: str
+    visible: bool  # not removed from the page by a tag
+    in_solution: bool  # between a solution-start and its solution-end
+
+
+def code_cells(page: Path) -> list[CodeCell]:
+    """Every code cell of the MyST notebook ``page``, in order."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    notebook = read_myst_markdown_notebook(page.read_text(encoding="utf-8"))
+    cells = []
+    in_solution = False
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            if "{solution-start}" in cell.source:
+                in_solution = True
+            if "{solution-end}" in cell.source:
+                in_solution = False
+        elif cell.cell_type == "code":
+            visible = not _REMOVED & set(cell.metadata.get("tags", []))
+            cells.append(CodeCell(cell.source, visible, in_solution))
+    return cells
+
+
 def site_pages(html: Path) -> list[Path]:
     """Every HTML page a reader can reach (theme templates in _static excluded)."""
     return sorted(p for p in html.rglob("*.html") if "_static" not in p.relative_to(html).parts)

@@ -13,12 +13,10 @@ cell output is wider than its box.
 
 from __future__ import annotations
 
-import re
 import sys
 
 import pytest
-from myst_nb.core.read import read_myst_markdown_notebook
-from site_support import DOCS, PageVisit
+from site_support import DOCS, LESSON_PAGES, LESSON_SOURCES, LISTING, PageVisit, code_cells
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from listing import listing_lines
@@ -27,47 +25,33 @@ from listing import listing_lines
 CODE_COLUMN = 76  # a code cell in the text column (room for 77)
 LISTING_COLUMN = 74  # a listing, which may sit in a tab set (room for 74.7)
 SOLUTION_COLUMN = 69  # a code cell inside a solution's dropdown (room for 69.4)
-LESSON_SOURCES = sorted(
-    path for path in DOCS.glob("*.md") if "```{code-cell}" in path.read_text(encoding="utf-8")
-)
-LISTING = re.compile(r"```\{listing\} (\S+)")
-REMOVED = {"remove-cell", "remove-input"}
 
 
 def _too_long(lines: list[str], column: int) -> list[str]:
     return [line for line in lines if len(line) > column]
 
 
-def _visible_cells(page) -> list[tuple[bool, str]]:
-    """(in a solution?, source) of every visible code cell of ``page``."""
-    notebook = read_myst_markdown_notebook(page.read_text(encoding="utf-8"))
-    cells = []
-    in_solution = False
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            if "{solution-start}" in cell.source:
-                in_solution = True
-            if "{solution-end}" in cell.source:
-                in_solution = False
-        elif not REMOVED & set(cell.metadata.get("tags", [])):
-            cells.append((in_solution, cell.source))
-    return cells
-
-
 @pytest.mark.parametrize("page", LESSON_SOURCES, ids=lambda p: p.stem)
 def test_visible_code_cells_fit_the_column(page) -> None:
-    cells = _visible_cells(page)
+    cells = [cell for cell in code_cells(page) if cell.visible]
     assert cells, f"{page.name} has no visible code"
     long = [
         line
-        for in_solution, source in cells
-        for line in _too_long(source.splitlines(), SOLUTION_COLUMN if in_solution else CODE_COLUMN)
+        for cell in cells
+        for line in _too_long(
+            cell.source.splitlines(), SOLUTION_COLUMN if cell.in_solution else CODE_COLUMN
+        )
     ]
     assert long == [], f"{page.name}: lines too long for their place"
 
 
 def test_solution_cells_were_found() -> None:
-    in_solutions = [cell for page in LESSON_SOURCES for cell in _visible_cells(page) if cell[0]]
+    in_solutions = [
+        cell
+        for page in LESSON_SOURCES
+        for cell in code_cells(page)
+        if cell.visible and cell.in_solution
+    ]
     assert len(in_solutions) >= 5
 
 
@@ -119,7 +103,7 @@ def clipped_blocks(browser, site_url: str, page: str) -> tuple[int, list[str]]:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("page", [f"{path.stem}.html" for path in LESSON_SOURCES] + GALLERY_PAGES)
+@pytest.mark.parametrize("page", LESSON_PAGES + GALLERY_PAGES)
 def test_no_code_block_scrolls_sideways_at_1280px(browser, site_url: str, page: str) -> None:
     shown, clipped = clipped_blocks(browser, site_url, page)
     assert shown > 0, f"{page}: no code block found"

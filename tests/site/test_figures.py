@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from site_support import DOCS, HTML, BuildResult
+from site_support import DOCS, HTML, LESSON_PAGES, BuildResult
 
 pytestmark = pytest.mark.site
 
@@ -34,11 +34,7 @@ import book_figures  # noqa: E402
 MIN_TICK_PX = 11.0
 MIN_SCALE = 2.0
 
-LESSONS = sorted(
-    f"{path.stem}.html"
-    for path in DOCS.glob("*.md")
-    if "kernelspec:" in path.read_text(encoding="utf-8")
-)
+LESSONS = LESSON_PAGES
 EXAMPLES = sorted(
     f"auto_examples/{path.stem}.html" for path in (DOCS.parent / "gallery").glob("plot_*.py")
 )

@@ -6,7 +6,7 @@ import re
 import sys
 
 import pytest
-from site_support import DOCS, BuildResult, site_pages
+from site_support import DOCS, LESSON_PAGES, BuildResult, site_pages
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from katex_mathml import render, styled
@@ -81,13 +81,6 @@ EQUATIONS_JS = """
     };
   })
 """
-LESSON_PAGES = [
-    "recurrence.html",
-    "self_attention.html",
-    "multihead_attention.html",
-    "positional_encoding.html",
-    "encoder_block.html",
-]
 
 
 @pytest.mark.site

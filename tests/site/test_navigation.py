@@ -11,15 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from site_support import PageVisit, make_book, run_sphinx, site_pages
+from site_support import LESSON_PAGES, PageVisit, make_book, run_sphinx, site_pages
 
-LESSONS = [
-    "recurrence.html",
-    "self_attention.html",
-    "multihead_attention.html",
-    "positional_encoding.html",
-    "encoder_block.html",
-]
+LESSONS = LESSON_PAGES
 
 # A query made of a lesson's title words, and the lesson that must come first.
 SEARCHES = {

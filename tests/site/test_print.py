@@ -20,13 +20,7 @@ from pathlib import Path
 
 import pypdf
 import pytest
-from site_support import DOCS, BuildResult, PageVisit
-
-LESSON_PAGES = sorted(
-    path.stem + ".html"
-    for path in DOCS.glob("*.md")
-    if "```{code-cell}" in path.read_text(encoding="utf-8")
-)
+from site_support import LESSON_PAGES, BuildResult, PageVisit
 
 #: Words only the screen's chrome carries: the skip link, the search button
 #: (with its shortcut), the "back to top" button and the solutions' buttons.

@@ -20,28 +20,21 @@ import sys
 from pathlib import Path
 
 import pytest
-from myst_nb.core.read import read_myst_markdown_notebook
-from site_support import DOCS, ROOT, BuildResult, PageVisit
+from site_support import (
+    DOCS,
+    LESSON_PAGES,
+    LESSON_SOURCES,
+    LISTING,
+    ROOT,
+    BuildResult,
+    PageVisit,
+    code_cells,
+)
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from listing import listing_lines
 
-LESSON_SOURCES = sorted(
-    path for path in DOCS.glob("*.md") if "```{code-cell}" in path.read_text(encoding="utf-8")
-)
-LISTING = re.compile(r"```\{listing\} (\S+)")
 PLUMBING = re.compile(r"^\s*(assert\b|glue\()|\bglue\(")
-REMOVED = {"remove-cell", "remove-input"}
-
-
-def _cells(path: Path) -> list[tuple[bool, str]]:
-    """(visible?, source) of every code cell of a MyST notebook, in order."""
-    notebook = read_myst_markdown_notebook(path.read_text(encoding="utf-8"))
-    return [
-        (not REMOVED & set(cell.metadata.get("tags", [])), cell.source)
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-    ]
 
 
 def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
@@ -71,9 +64,9 @@ def test_the_lesson_pages_were_found() -> None:
 def test_no_glue_or_assert_in_visible_code(page: Path) -> None:
     offending = [
         line.strip()
-        for visible, source in _cells(page)
-        if visible
-        for line in source.splitlines()
+        for cell in code_cells(page)
+        if cell.visible
+        for line in cell.source.splitlines()
         if PLUMBING.search(line)
     ]
     assert offending == [], f"{page.name}: build plumbing in visible cells"
@@ -82,7 +75,7 @@ def test_no_glue_or_assert_in_visible_code(page: Path) -> None:
 @pytest.mark.parametrize("page", LESSON_SOURCES, ids=lambda p: p.stem)
 def test_visible_cells_run_on_their_own(page: Path) -> None:
     """Every name a visible cell reads is bound by a visible cell (imports first)."""
-    cells = [source for visible, source in _cells(page) if visible]
+    cells = [cell.source for cell in code_cells(page) if cell.visible]
     assert cells, f"{page.name} has no visible code"
     first = ast.parse(cells[0])
     assert any(isinstance(n, ast.Import | ast.ImportFrom) for n in first.body), (
@@ -165,7 +158,7 @@ LISTING_HTML = re.compile(r'<div class="lesson-listing[^"]*">(.*?)</pre>', re.S)
 
 @pytest.mark.site
 def test_no_listing_on_the_site_shows_a_docstring(built_site: BuildResult) -> None:
-    pages = [built_site.html / f"{path.stem}.html" for path in LESSON_SOURCES]
+    pages = [built_site.html / page for page in LESSON_PAGES]
     blocks = [
         re.sub(r"<[^>]+>", "", block)
         for page in pages
