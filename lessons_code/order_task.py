@@ -321,13 +321,7 @@ class OrderClassifier(nn.Module):
         ValueError
             If ``x`` is not ``(B, T, D)``.
         """
-        x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
-        check_like(
-            x,
-            "x",
-            like=self.head[0].weight,
-            like_name="the module's parameters",
-        )
+        x = self._check_input(x)
         _, T, D = x.shape  # (B, T, D)
         if self.use_pos_enc:
             x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
@@ -335,6 +329,17 @@ class OrderClassifier(nn.Module):
         # (B, D): the order of the positions is lost here
         pooled = h.mean(dim=1)
         return self.head(pooled).squeeze(-1)  # (B,)
+
+    def _check_input(self, x: object) -> torch.Tensor:
+        """``x`` as a checked ``(B, T, D)`` tensor of the parameters' dtype."""
+        x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
+        check_like(
+            x,
+            "x",
+            like=self.head[0].weight,
+            like_name="the module's parameters",
+        )
+        return x
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
         """Return the per-head attention weights of the model's attention layer for ``x``.
@@ -382,13 +387,7 @@ class OrderClassifier(nn.Module):
         >>> bool(torch.allclose(weights.sum(dim=-1), torch.ones(3, 4, 8)))
         True
         """
-        x = check_tensor(x, "x", ndim=3, last_dim=self.d_model)
-        check_like(
-            x,
-            "x",
-            like=self.head[0].weight,
-            like_name="the module's parameters",
-        )
+        x = self._check_input(x)
         _, T, D = x.shape  # (B, T, D)
         if self.use_pos_enc:
             x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
