@@ -58,6 +58,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     ("py:.*", r"(torch|numpy|np|nn|F|matplotlib|pandas|collections|typing)\..*"),
     ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module|Figure|DataFrame|Callable)"),
+    # The type variables of lessons_code.results.stored (same signature in, out).
+    ("py:class", r"(~P|lessons_code\.results\.R)"),
 ]
 exclude_patterns = [
     "_build",
@@ -124,13 +126,7 @@ sphinx_gallery_conf = {
     "show_memory": False,
     # Figures saved at 2x and shown at half their width (docs/_ext/book_figures.py).
     "image_scrapers": ("book_figures.scraper",),
-    # Build only: slow deterministic results are shared with the lesson pages
-    # (docs/_ext/result_cache.py); readers' downloads run the real functions.
-    "reset_modules": (
-        "matplotlib",
-        "book_figures.reset_for_gallery",
-        "result_cache.install_for_gallery",
-    ),
+    "reset_modules": ("matplotlib", "book_figures.reset_for_gallery"),
     "matplotlib_animations": False,
     "plot_gallery": "True",
     # The examples in the order of the book's sections (docs/_ext/gallery_order.py);
@@ -186,3 +182,9 @@ html_theme_options = {
 
 # Reproducible output: the same sources give the same bytes.
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
+
+# The order-task and depth grids are shown on a lesson page and in a gallery
+# example with the same arguments: lessons_code.results saves each grid the
+# first time it is trained (by the example, which runs first) and the page
+# reads it back. Inherited by the pages' kernels.
+os.environ.setdefault("LESSONS_CODE_RESULTS", str(DOCS / "_build" / "results"))

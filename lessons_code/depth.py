@@ -40,6 +40,7 @@ from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.blocks import Encoder
 from lessons_code.order_task import make_order_splits
 from lessons_code.positional import positional_encoding
+from lessons_code.results import stored
 
 __all__ = [
     "DEPTH_CONFIGS",
@@ -432,6 +433,7 @@ DEPTH_CONFIGS: tuple[DepthConfig, ...] = (
 )
 
 
+@stored
 def run_depth_grid(
     configs: Sequence[DepthConfig] = DEPTH_CONFIGS,
     seeds: Iterable[int] = range(5),
@@ -452,6 +454,10 @@ def run_depth_grid(
     so every run gives exactly what it gives alone. On the CPU,
     ``torch.set_num_threads(1)`` before the call leaves the cores to the
     workers, which is faster for models this small.
+
+    With the environment variable ``LESSONS_CODE_RESULTS`` naming a folder,
+    the result is saved there and reused by a later identical call (see
+    :mod:`lessons_code.results`).
 
     Parameters
     ----------

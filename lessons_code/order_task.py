@@ -40,6 +40,7 @@ from lessons_code._checks import (
 from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.multihead import MultiHeadAttention
 from lessons_code.positional import positional_encoding
+from lessons_code.results import stored
 
 __all__ = [
     "OrderClassifier",
@@ -588,6 +589,7 @@ def run_order_experiment(
     )
 
 
+@stored
 def run_order_grid(
     seq_lens: Iterable[int] = (8,),
     seeds: Iterable[int] = range(5),
@@ -609,6 +611,10 @@ def run_order_grid(
     On the CPU the models are so small that PyTorch's own intra-op threads
     mostly wait for each other; ``torch.set_num_threads(1)`` before the call
     leaves the cores to the workers, which is faster.
+
+    With the environment variable ``LESSONS_CODE_RESULTS`` naming a folder,
+    the result is saved there and reused by a later identical call (see
+    :mod:`lessons_code.results`).
 
     Parameters
     ----------
@@ -663,7 +669,6 @@ def run_order_grid(
 
     def run(setting: tuple[bool, int, int]) -> OrderRun:
         use_pos_enc, seed, seq_len = setting
-        # Looked up at call time, so a wrapper installed on the module is used.
         return run_order_experiment(
             use_pos_enc,
             seed,

@@ -1,24 +1,22 @@
-"""Re-execute exactly what depends on an edited ``lessons_code`` module.
+"""Run again exactly what an edit affects, and say what ran and why.
 
-The caches of MyST-NB (jupyter-cache) and sphinx-gallery (an md5 per script)
-only look at a page's or an example's own code. Edit a function a page imports
-and both caches would happily serve the old output. This extension closes that
-gap:
+The caches of MyST-NB (jupyter-cache, keyed on a page's code cells) and
+sphinx-gallery (an md5 stamp per script) only see a page's or an example's
+own code. Its output also depends on the ``lessons_code`` modules it imports
+(followed through the package's own imports) and on the figure settings
+(``book_figures.py``). Those files are its *dependencies*:
 
-* It reads which ``lessons_code`` modules a page or example imports, and
-  follows the package's own imports from there (``positional`` imports
-  ``_checks``, say), giving the set of source files its output depends on.
-* Lesson pages: each file is noted as a Sphinx dependency, so an edit makes
-  Sphinx read the page again; and a hidden cell carrying the digest of those
-  files is appended to the notebook, so jupyter-cache sees new code and
-  executes it again. A page that imports nothing from the package is
-  untouched.
-* Gallery examples: before sphinx-gallery runs, an example whose digest
-  changed since the last build loses its ``.md5`` stamp, so sphinx-gallery
-  executes it again. Digests are kept in ``<outdir>/../code_deps.json``.
+* Lesson pages: each dependency is noted for Sphinx, so an edit makes Sphinx
+  read the page again, and a hidden cell holding a digest of the dependencies
+  (a comment: it runs nothing) is appended to the notebook, so jupyter-cache
+  sees new code and executes the page again.
+* Gallery examples: before sphinx-gallery runs, an example whose dependencies
+  changed since the last build loses its ``.md5`` stamp.
 
-Nothing else is executed: prose edits and edits to unrelated modules leave
-every cached output in place.
+When the build ends, ``<outdir>/../execution.json`` records for every page and
+example whether it was executed or its saved output reused, and why (its
+code changed; a dependency changed, named; no change), plus the digests the
+next build compares with. The log gets a one-line summary.
 
 The same reading of imports feeds the API reference: the directive
 ``.. used-in-pages:: lessons_code.positional.positional_encoding`` lists the
@@ -28,11 +26,11 @@ lesson pages that import that name.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
-import os
 import re
-from functools import lru_cache
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,15 +45,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PACKAGE = "lessons_code"
-_IMPORT_LINE = re.compile(rf"^\s*(?:from|import)\s+{PACKAGE}\b")
+FIGURE_SETTINGS = Path(__file__).with_name("book_figures.py")
 _NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
+_CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_CELL_BREAK = "\n# -- next cell --\n"
 DIGEST_CELL = """
 
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
 
-# Digest of the lessons_code sources this page depends on (docs/_ext/code_deps.py):
-# {digest}
+# Digest of this page's dependencies (docs/_ext/code_deps.py): {digest}
 ```
 """
 
@@ -65,153 +64,160 @@ def package_dir(app: Sphinx) -> Path:
     return (Path(app.srcdir) / ".." / PACKAGE).resolve()
 
 
-def _module_file(root: Path, dotted: str) -> Path | None:
-    """Path of ``lessons_code.x.y`` under ``root`` (the package folder), if any."""
-    parts = dotted.split(".")[1:]
-    base = root.joinpath(*parts)
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+def code_of(text: str) -> str:
+    """The Python code of a MyST notebook (its code cells), or ``text`` itself."""
+    if not _NOTEBOOK_MARKER.search(text):
+        return text
+    return _CELL_BREAK.join(_CODE_CELL.findall(text))
 
 
-def imported_modules(source: str) -> set[str]:
-    """Dotted names of the ``lessons_code`` modules that ``source`` imports.
+def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
+    """Dotted names of the ``lessons_code`` modules (and names) that ``code`` imports.
 
-    ``source`` may be a Python script or a MyST notebook: every line that
-    starts an import of the package is parsed (with its parenthesised
-    continuation lines), wherever it stands.
+    ``package`` resolves relative imports (code inside the package). A cell
+    that is not plain Python is skipped (its execution will report it).
     """
     names: set[str] = set()
-    lines = source.splitlines()
-    for index, line in enumerate(lines):
-        if not _IMPORT_LINE.match(line):
-            continue
-        statement = line.strip()
-        follow = index + 1
-        while "(" in statement and ")" not in statement and follow < len(lines):
-            statement += " " + lines[follow].strip()
-            follow += 1
+    for cell in code.split(_CELL_BREAK):
         try:
-            tree = ast.parse(statement)
+            tree = ast.parse(cell)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module)
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    module = f"{package}.{module}".rstrip(".")
                 # ``from lessons_code import positional`` imports a submodule.
-                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+                names.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
             elif isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
     return {name for name in names if name.split(".")[0] == PACKAGE}
 
 
-@lru_cache(maxsize=256)
-def _module_imports(path: Path, mtime_ns: int) -> frozenset[str]:
-    """Package modules imported by the module at ``path`` (cached per mtime)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:  # relative import inside the package
-                module = f"{PACKAGE}.{node.module}" if node.module else PACKAGE
-            else:
-                module = node.module or ""
-            if module.split(".")[0] == PACKAGE:
-                found.add(module)
-                found.update(f"{module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
-    return frozenset(found)
+@functools.lru_cache(maxsize=256)
+def _file_imports(path: Path, mtime_ns: int) -> frozenset[str]:
+    return frozenset(imported_modules(path.read_text(encoding="utf-8")))
 
 
-def dependency_files(root: Path, modules: set[str]) -> list[Path]:
-    """Source files of ``modules`` and of everything they import from the package."""
-    seen: set[Path] = set()
-    pending = [PACKAGE, *sorted(modules)]
+def dependencies(root: Path, code: str) -> dict[str, Path]:
+    """The files ``code``'s output depends on, by name.
+
+    They are the package modules it imports, followed through the package's
+    own imports, and the figure settings.
+    """
+    found: dict[str, Path] = {}
+    pending = [PACKAGE, *sorted(imported_modules(code))]
     while pending:
-        path = _module_file(root, pending.pop())
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        pending.extend(_module_imports(path, path.stat().st_mtime_ns))
-    return sorted(seen)
+        module = pending.pop()
+        base = root.joinpath(*module.split(".")[1:])
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file() and module not in found:
+                found[module] = path
+                pending.extend(_file_imports(path, path.stat().st_mtime_ns))
+    found[FIGURE_SETTINGS.name] = FIGURE_SETTINGS
+    return dict(sorted(found.items()))
 
 
-def digest(files: list[Path], root: Path) -> str:
-    """SHA-256 over the files' names (relative to ``root``) and contents."""
-    hasher = hashlib.sha256()
-    for path in files:
-        hasher.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
-        hasher.update(path.read_bytes() + b"\0")
-    return hasher.hexdigest()
+def inputs(app: Sphinx, code: str) -> dict[str, Any]:
+    """Digests of ``code`` and of each of its dependencies."""
+    files = dependencies(package_dir(app), code)
+    return {
+        "code": _sha(code.encode()),
+        "dependencies": {name: _sha(path.read_bytes()) for name, path in files.items()},
+    }
 
 
-CACHE_CELL = """
-```{code-cell} ipython3
-:tags: [remove-cell]
-
-# Build only: share slow, deterministic results with the gallery (docs/_ext/result_cache.py).
-try:
-    import sys
-
-    sys.path.insert(0, "{ext}")
-    import result_cache
-
-    result_cache.install()
-except ImportError:
-    pass
-```
-"""
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Tie a notebook page's execution to the package sources it imports."""
-    text = source[0]
-    if not _NOTEBOOK_MARKER.search(text):
+    """Tie a notebook page's execution to its dependencies."""
+    if not _NOTEBOOK_MARKER.search(source[0]):
         return
-    modules = imported_modules(text)
-    if not modules:
-        return
-    _usage(app.env)[docname] = sorted(modules)
-    root = package_dir(app)
-    files = dependency_files(root, modules)
-    for path in files:
+    code = code_of(source[0])
+    _usage(app.env)[docname] = sorted(imported_modules(code))
+    for path in dependencies(package_dir(app), code).values():
         app.env.note_dependency(str(path))
-    text += DIGEST_CELL.format(digest=digest(files, root))
-    front = _FRONT_MATTER.match(text)
-    cut = front.end() if front else 0
-    ext = os.path.relpath(Path(app.srcdir) / "_ext", Path(app.env.doc2path(docname)).parent)
-    cell = CACHE_CELL.replace("{ext}", Path(ext).as_posix())
-    source[0] = text[:cut] + cell + text[cut:]
+    digests = json.dumps(inputs(app, code)["dependencies"], sort_keys=True)
+    source[0] += DIGEST_CELL.format(digest=_sha(digests.encode()))
+
+
+def _report_path(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "execution.json"
+
+
+def _examples(app: Sphinx) -> dict[str, Path]:
+    """``auto_examples/plot_x.py`` -> the script, for every gallery example."""
+    conf = app.config.sphinx_gallery_conf
+    found = {}
+    for examples, gallery in zip(conf["examples_dirs"], conf["gallery_dirs"], strict=True):
+        folder = (Path(app.srcdir) / examples).resolve()
+        for script in sorted(folder.rglob("*.py")):
+            found[f"{gallery}/{script.relative_to(folder).as_posix()}"] = script
+    return found
 
 
 def on_builder_inited(app: Sphinx) -> None:
-    """Drop the md5 stamp of every gallery example whose package sources changed."""
-    conf = app.config.sphinx_gallery_conf
-    root = package_dir(app)
-    record_path = Path(app.outdir).parent / "code_deps.json"
+    """Drop the md5 stamp of every gallery example whose dependencies changed."""
+    app._code_deps_start = time.time()  # type: ignore[attr-defined]
     try:
-        record: dict[str, str] = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        record = {}
-    srcdir = Path(app.srcdir)
-    for examples, gallery in zip(conf["examples_dirs"], conf["gallery_dirs"], strict=True):
-        examples_dir = (srcdir / examples).resolve()
-        for script in sorted(examples_dir.rglob("*.py")):
-            relative = script.relative_to(examples_dir)
-            files = dependency_files(root, imported_modules(script.read_text(encoding="utf-8")))
-            key = f"{gallery}/{relative.as_posix()}"
-            current = digest(files, root)
-            if record.get(key) != current:
-                stamp = srcdir / gallery / f"{relative.as_posix()}.md5"
-                if stamp.exists():
-                    logger.info(f"[code_deps] {key}: lessons_code changed, will re-execute")
-                    stamp.unlink()
-                record[key] = current
-    record_path.parent.mkdir(parents=True, exist_ok=True)
-    record_path.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+        previous = json.loads(_report_path(app).read_text(encoding="utf-8"))["inputs"]
+    except (OSError, ValueError, KeyError):
+        previous = {}
+    for key, script in _examples(app).items():
+        now = inputs(app, script.read_text(encoding="utf-8"))["dependencies"]
+        stamp = Path(app.srcdir) / f"{key}.md5"
+        if previous.get(key, {}).get("dependencies") != now and stamp.exists():
+            stamp.unlink()
+
+
+def _why(now: dict[str, Any], before: dict[str, Any] | None, executed: bool) -> str:
+    """Why a page or example was executed, or why its saved output was reused."""
+    if before is None:  # no report yet: a first build, or a cache kept from before
+        return "first build" if executed else "output saved before the first report"
+    if before["code"] != now["code"]:
+        return "its code changed"
+    old, new = before["dependencies"], now["dependencies"]
+    changed = sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+    if changed:
+        return f"{', '.join(changed)} changed"
+    return "no saved output" if executed else "unchanged code and dependencies"
+
+
+def write_report(app: Sphinx, exception: Exception | None) -> None:
+    """Write ``execution.json`` and log its summary."""
+    if exception is not None or not hasattr(app, "_code_deps_start"):
+        return
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    path = _report_path(app)
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))["inputs"]
+    except (OSError, ValueError, KeyError):
+        previous = {}
+    env, start = app.env, app._code_deps_start
+    sources: dict[str, tuple[str, bool]] = {}
+    for docname in sorted(env.found_docs):
+        if _is_notebook(env, docname):
+            data = NbMetadataCollector.get_exec_data(env, docname) or {}
+            text = Path(env.doc2path(docname)).read_text(encoding="utf-8")
+            sources[docname] = (code_of(text), data.get("mtime", 0) >= start)
+    conf = app.config.sphinx_gallery_conf
+    ran = {Path(p).resolve() for p in conf.get("passing_examples", [])}
+    for key, script in _examples(app).items():
+        sources[key] = (script.read_text(encoding="utf-8"), script.resolve() in ran)
+    report: dict[str, Any] = {"executed": {}, "reused": {}, "inputs": {}}
+    for name, (code, executed) in sources.items():
+        now = report["inputs"][name] = inputs(app, code)
+        why = _why(now, previous.get(name), executed)
+        report["executed" if executed else "reused"][name] = why
+    path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    logger.info(
+        f"[execution] {len(report['executed'])} pages and examples executed, "
+        f"{len(report['reused'])} reused; what and why: {path}"
+    )
 
 
 def spread_notebooks(app: Sphinx, env: Any, docnames: list[str]) -> None:
@@ -363,6 +369,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", on_source_read)
     app.connect("env-before-read-docs", spread_notebooks)
     app.connect("builder-inited", on_builder_inited, priority=100)
+    app.connect("build-finished", write_report)
     app.connect("doctree-resolved", fill_usage)
     app.connect("env-get-outdated", remember_usage)
     app.connect("env-get-updated", rewrite_listings)

@@ -17,6 +17,7 @@ to ``positional.py`` that doubles every encoding.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -103,6 +104,18 @@ DOCUMENTS = {
     "plot_unrelated": "auto_examples/plot_unrelated.html",
 }
 
+#: The names the build's execution report uses for them.
+DOCUMENTS_BY_NAME = {
+    "direct",
+    "indirect",
+    "unrelated",
+    "auto_examples/plot_direct.py",
+    "auto_examples/plot_unrelated.py",
+}
+#: What the last build's report gave as the reason for each.
+WHY: dict[str, str] = {}
+UNCHANGED = "unchanged code and dependencies"
+
 
 def outputs(html: Path) -> dict[str, tuple[str, str]]:
     """For each page and example: (its printed value, its stamp)."""
@@ -125,12 +138,23 @@ def listed_lessons(html: Path) -> list[str]:
 
 
 def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]:
-    """Build; return the pages and examples executed, and every output."""
+    """Build; return the pages and examples executed, and every output.
+
+    The build's own report (``_build/execution.json``) must name the same
+    pages and examples as executed; the reasons it gives are kept in ``WHY``.
+    """
     html = docs / "_build" / "html"
     before = gallery_state(docs)
     result = run_sphinx(docs, html)
     assert result.returncode == 0, result.output[-6000:]
     pages, examples = executed(result.output, docs, before)
+    report = json.loads((docs / "_build" / "execution.json").read_text(encoding="utf-8"))
+    expected = {p.removesuffix(".md") for p in pages} | {f"auto_examples/{e}" for e in examples}
+    assert set(report["executed"]) == expected
+    assert set(report["executed"]) | set(report["reused"]) == set(DOCUMENTS_BY_NAME)
+    assert "[execution]" in result.output
+    WHY.clear()
+    WHY.update(report["executed"] | report["reused"])
     return set(pages), set(examples), outputs(html)
 
 
@@ -149,6 +173,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     assert ran_examples == {"plot_direct.py", "plot_unrelated.py"}
     assert first["direct"][0] == first["plot_direct"][0] == "1.0"
     assert first["unrelated"][0].startswith("[0.25,")
+    assert set(WHY.values()) == {"first build"}
     html = docs / "_build" / "html"
     assert listed_lessons(html) == ["Direct"]
 
@@ -156,6 +181,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     ran_pages, ran_examples, same = rebuild(docs)
     assert (ran_pages, ran_examples) == (set(), set())
     assert same == first
+    assert set(WHY.values()) == {UNCHANGED}
 
     # Prose: the page shows the new sentence from its cached outputs.
     unrelated = docs / "unrelated.md"
@@ -166,6 +192,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     ran_pages, ran_examples, after_prose = rebuild(docs)
     assert (ran_pages, ran_examples) == (set(), set())
     assert after_prose == first
+    assert WHY["unrelated"] == UNCHANGED
     assert "Some new prose." in (docs / "_build" / "html" / "unrelated.html").read_text("utf-8")
 
     # One example: only that example runs.
@@ -173,6 +200,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     script.write_text(script.read_text(encoding="utf-8") + "# An edit.\n", encoding="utf-8")
     ran_pages, ran_examples, after_example = rebuild(docs)
     assert (ran_pages, ran_examples) == (set(), {"plot_unrelated.py"})
+    assert WHY["auto_examples/plot_unrelated.py"] == "its code changed"
     assert after_example["plot_unrelated"][1] != first["plot_unrelated"][1]
     assert {k: v for k, v in after_example.items() if k != "plot_unrelated"} == {
         k: v for k, v in first.items() if k != "plot_unrelated"
@@ -186,6 +214,8 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     ran_pages, ran_examples, after_edit = rebuild(docs)
     assert ran_pages == {"direct.md", "indirect.md"}
     assert ran_examples == {"plot_direct.py"}
+    for name in ("direct", "indirect", "auto_examples/plot_direct.py"):
+        assert WHY[name] == "lessons_code.positional changed"
     assert after_edit["direct"][0] == after_edit["plot_direct"][0] == "2.0"
     assert after_edit["indirect"][0] != first["indirect"][0]
     for name in ("direct", "indirect", "plot_direct"):
@@ -205,4 +235,5 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     )
     ran_pages, ran_examples, _ = rebuild(docs)
     assert (ran_pages, ran_examples) == ({"unrelated.md"}, set())
+    assert WHY["unrelated"] == "its code changed"
     assert listed_lessons(html) == ["Direct", "Unrelated"]

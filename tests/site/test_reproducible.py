@@ -13,7 +13,7 @@ legitimately differ from run to run; they are declared here, not hidden:
 
 Every other difference fails the test, and the test lists all of them.
 The slow order-task and depth experiments are shared between the two builds
-through the build's result cache (``LESSONS_RESULT_CACHE``): their determinism
+through the saved results of ``lessons_code.results`` (``LESSONS_CODE_RESULTS``): their determinism
 for a given seed is tested in tests/test_order_task.py and tests/test_depth.py.
 """
 
@@ -69,7 +69,7 @@ def fingerprint(path: Path) -> str:
 def test_two_clean_builds_are_identical(
     built_site: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LESSONS_RESULT_CACHE", str(DOCS / "_build" / ".result_cache"))
+    monkeypatch.setenv("LESSONS_CODE_RESULTS", str(DOCS / "_build" / "results"))
     copies = []
     for name in ("first", "second"):  # both copies first: the same sources
         (tmp_path / name).mkdir()

@@ -1,0 +1,161 @@
+"""Keep the results of the slow experiments on disk, and reuse them.
+
+Two functions of the package train many small models:
+:func:`lessons_code.order_task.run_order_grid` and
+:func:`lessons_code.depth.run_depth_grid`. The book shows each of them twice,
+on a lesson page and in a gallery example, with the same arguments. Point the
+environment variable ``LESSONS_CODE_RESULTS`` at a folder and each result is
+computed once, saved there, and read back by every later call that would
+compute exactly the same thing. The book's build sets it (``docs/conf.py``);
+a reader may set it too, to rerun a notebook without training again.
+
+Without the variable nothing is stored and nothing is read: the functions
+train every time.
+
+A saved result is used only when everything that decides it is the same:
+
+* the function and its arguments, defaults filled in (``device=None`` and
+  ``device="cpu"`` count as one);
+* the source of every module of ``lessons_code`` (any edit to the package
+  gives every call a new key, so an old result is never served);
+* the PyTorch version and its number of intra-op threads (both change the
+  order of floating-point sums, hence the last bits of a result).
+
+Results are stored with ``pickle``, so point the variable only at a folder
+that you alone write to.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+import torch
+
+__all__ = ["ENV_VAR", "package_digest", "result_key", "stored"]
+
+#: The environment variable naming the folder of saved results.
+ENV_VAR = "LESSONS_CODE_RESULTS"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@functools.cache
+def package_digest() -> str:
+    """SHA-256 of the source of every module of ``lessons_code``.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; they change whenever any module changes.
+
+    Examples
+    --------
+    >>> len(package_digest())
+    64
+    """
+    hasher = hashlib.sha256()
+    folder = Path(__file__).resolve().parent
+    for path in sorted(folder.glob("*.py")):
+        hasher.update(
+            path.name.encode() + b"\0" + path.read_bytes() + b"\0"
+        )
+    return hasher.hexdigest()
+
+
+def result_key(
+    function: Callable[..., object], *args: object, **kwargs: object
+) -> str:
+    """Return the name under which ``function(*args, **kwargs)``'s result is saved.
+
+    Parameters
+    ----------
+    function
+        The function called.
+    *args, **kwargs
+        Its arguments.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits, a digest of the function's name, its arguments
+        with defaults filled in, the PyTorch version and thread count and
+        :func:`package_digest`.
+
+    Raises
+    ------
+    TypeError
+        If the arguments do not fit the function's signature.
+
+    Examples
+    --------
+    >>> def f(a, b=2):
+    ...     return a + b
+    >>> result_key(f, 1) == result_key(f, 1, b=2) != result_key(f, 1, b=3)
+    True
+    """
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    if "device" in bound.arguments:  # None and "cpu" name the same device
+        bound.arguments["device"] = str(
+            torch.device(bound.arguments["device"] or "cpu")
+        )
+    arguments = sorted(
+        (name, repr(value)) for name, value in bound.arguments.items()
+    )
+    text = repr(
+        (
+            function.__module__,
+            function.__qualname__,
+            arguments,
+            torch.__version__,
+            torch.get_num_threads(),
+            package_digest(),
+        )
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stored(function: Callable[P, R]) -> Callable[P, R]:
+    """Make ``function`` save and reuse its results when ``LESSONS_CODE_RESULTS`` is set.
+
+    Parameters
+    ----------
+    function
+        A deterministic function whose result can be pickled.
+
+    Returns
+    -------
+    Callable
+        ``function`` with the same signature and documentation. With the
+        variable unset it just calls ``function``.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        folder = os.environ.get(ENV_VAR)
+        if not folder:
+            return function(*args, **kwargs)
+        path = (
+            Path(folder) / f"{result_key(function, *args, **kwargs)}.pkl"
+        )
+        if path.is_file():
+            with path.open("rb") as handle:
+                result: R = pickle.load(handle)
+            return result
+        result = function(*args, **kwargs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with partial.open("wb") as handle:
+            pickle.dump(result, handle)
+        partial.replace(path)  # atomic: a reader never sees half a file
+        return result
+
+    return wrapper
