@@ -18,8 +18,8 @@ __all__ = [
     "check_array",
     "check_bool",
     "check_bool_mask",
+    "check_int",
     "check_like",
-    "check_positive_int",
     "check_real",
     "check_tensor",
 ]
@@ -47,13 +47,29 @@ def check_bool(value: object, name: str) -> bool:
     return value
 
 
-def check_positive_int(
-    value: object, name: str, *, minimum: int = 1
-) -> int:
+def check_int(value: object, name: str, *, minimum: int) -> int:
     """Return ``value`` as an ``int`` if it is an integer ``>= minimum``.
+
+    Every caller states the bound: ``minimum=1`` for a size, ``minimum=0``
+    for a seed or a count that may be zero, ``minimum=2`` for a sequence that
+    needs two distinct positions.
 
     Booleans are rejected even though Python treats them as integers: ``True``
     as a sequence length is always a mistake.
+
+    Parameters
+    ----------
+    value
+        The object to check.
+    name
+        The parameter name used in error messages.
+    minimum
+        The smallest accepted value.
+
+    Returns
+    -------
+    int
+        ``value`` as a plain Python ``int``.
 
     Raises
     ------
@@ -61,6 +77,15 @@ def check_positive_int(
         If ``value`` is not an integer.
     ValueError
         If ``value`` is smaller than ``minimum``.
+
+    Examples
+    --------
+    >>> check_int(0, "seed", minimum=0)
+    0
+    >>> check_int(0, "d_model", minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model must be an integer >= 1, got 0
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(

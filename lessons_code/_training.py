@@ -14,7 +14,7 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from lessons_code._checks import check_positive_int
+from lessons_code._checks import check_int
 
 __all__ = ["accuracy", "check_int_list", "seeded"]
 
@@ -77,7 +77,7 @@ def check_int_list(
             f"{name} must be an iterable of integers, got {type(values).__name__}"
         )
     checked = [
-        check_positive_int(value, f"{name}[{i}]", minimum=minimum)
+        check_int(value, f"{name}[{i}]", minimum=minimum)
         for i, value in enumerate(values)
     ]
     if not checked:

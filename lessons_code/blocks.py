@@ -28,8 +28,8 @@ from torch import nn
 from lessons_code._checks import (
     check_array,
     check_bool,
+    check_int,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
@@ -209,9 +209,9 @@ def _check_block_sizes(
     d_model: object, num_heads: object, d_ff: object, dropout: object
 ) -> None:
     """Validate the constructor arguments shared by the blocks."""
-    check_positive_int(d_model, "d_model")
-    check_positive_int(num_heads, "num_heads")
-    check_positive_int(d_ff, "d_ff")
+    check_int(d_model, "d_model", minimum=1)
+    check_int(num_heads, "num_heads", minimum=1)
+    check_int(d_ff, "d_ff", minimum=1)
     p = check_real(dropout, "dropout")
     if p >= 1.0:
         raise ValueError(
@@ -577,7 +577,7 @@ class Encoder(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        num_layers = check_positive_int(num_layers, "num_layers")
+        num_layers = check_int(num_layers, "num_layers", minimum=1)
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
         self.norm_first = check_bool(norm_first, "norm_first")

@@ -31,8 +31,8 @@ from torch import nn
 
 from lessons_code._checks import (
     check_bool,
+    check_int,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
@@ -308,15 +308,13 @@ def train_deep_stack(
     (3, [0, 1, 2], 2)
     """
     norm_first = check_bool(norm_first, "norm_first")
-    num_layers = check_positive_int(num_layers, "num_layers")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    steps = check_positive_int(steps, "steps")
+    num_layers = check_int(num_layers, "num_layers", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    steps = check_int(steps, "steps", minimum=1)
     lr = check_real(lr, "lr", strict=True)
-    warmup_steps = check_positive_int(
-        warmup_steps, "warmup_steps", minimum=0
-    )
-    record_every = check_positive_int(record_every, "record_every")
-    n_train = check_positive_int(n_train, "n_train")
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=0)
+    record_every = check_int(record_every, "record_every", minimum=1)
+    n_train = check_int(n_train, "n_train", minimum=1)
     device = (
         torch.device("cpu") if device is None else torch.device(device)
     )
@@ -418,7 +416,7 @@ class DepthConfig:
         object.__setattr__(
             self, "lr", check_real(self.lr, "lr", strict=True)
         )
-        check_positive_int(self.warmup_steps, "warmup_steps", minimum=0)
+        check_int(self.warmup_steps, "warmup_steps", minimum=0)
 
 
 #: The configurations of the book's depth study, in the order it shows them.
@@ -512,7 +510,7 @@ def run_depth_grid(
     settings = [(config, seed) for config in configs for seed in seeds]
     if workers is None:
         workers = min(len(settings), os.cpu_count() or 1)
-    workers = check_positive_int(workers, "workers")
+    workers = check_int(workers, "workers", minimum=1)
 
     def run(setting: tuple[DepthConfig, int]) -> DepthRun:
         config, seed = setting

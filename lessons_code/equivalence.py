@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lessons_code._checks import check_bool, check_positive_int
+from lessons_code._checks import check_bool, check_int
 from lessons_code.attention import causal_mask
 from lessons_code.blocks import DecoderBlock, Encoder, EncoderBlock
 from lessons_code.multihead import MultiHeadAttention, multihead_attention
@@ -134,7 +134,7 @@ def compare_with_pytorch(
         raise TypeError(
             f"dtype must be torch.float32 or torch.float64, got {dtype!r}"
         )
-    seed = check_positive_int(seed, "seed", minimum=0)
+    seed = check_int(seed, "seed", minimum=0)
     autograd = check_bool(autograd, "autograd")
     gen = torch.Generator().manual_seed(seed)
 

@@ -32,8 +32,8 @@ from torch import nn
 
 from lessons_code._checks import (
     check_bool,
+    check_int,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
@@ -124,8 +124,8 @@ def make_order_dataset(
             f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(3)), "
             f"got {type(rng).__name__}"
         )
-    n = check_positive_int(n, "n")
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
+    n = check_int(n, "n", minimum=1)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
     noise = check_real(noise, "noise")
     vec_a = check_tensor(vec_a, "vec_a", ndim=1)
     vec_b = check_tensor(vec_b, "vec_b", ndim=1)
@@ -223,11 +223,11 @@ def make_order_splits(
     >>> data.x_train.shape, data.x_test.shape
     (torch.Size([400, 8, 16]), torch.Size([150, 8, 16]))
     """
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
-    d_model = check_positive_int(d_model, "d_model")
-    n_train = check_positive_int(n_train, "n_train")
-    n_test = check_positive_int(n_test, "n_test")
-    data_seed = check_positive_int(data_seed, "data_seed", minimum=0)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    n_train = check_int(n_train, "n_train", minimum=1)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    data_seed = check_int(data_seed, "data_seed", minimum=0)
     rng = np.random.default_rng(data_seed)
     # the two marker tokens A and B, (D,) each
     vec_a = torch.from_numpy(
@@ -292,7 +292,7 @@ class OrderClassifier(nn.Module):
         use_pos_enc: bool = False,
     ) -> None:
         super().__init__()
-        hidden = check_positive_int(hidden, "hidden")
+        hidden = check_int(hidden, "hidden", minimum=1)
         use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
         self.use_pos_enc = use_pos_enc
         self.attention = MultiHeadAttention(d_model, num_heads)
@@ -540,9 +540,9 @@ def run_order_experiment(
     (5, True)
     """
     use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
-    epochs = check_positive_int(epochs, "epochs")
+    seed = check_int(seed, "seed", minimum=0)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
+    epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
     device = (
         torch.device("cpu") if device is None else torch.device(device)
@@ -649,7 +649,7 @@ def run_order_grid(
     """
     seq_lens = check_int_list(seq_lens, "seq_lens", minimum=2)
     seeds = check_int_list(seeds, "seeds", minimum=0)
-    epochs = check_positive_int(epochs, "epochs")
+    epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
     settings = [
         (use_pos_enc, seed, seq_len)
@@ -659,7 +659,7 @@ def run_order_grid(
     ]
     if workers is None:
         workers = min(len(settings), os.cpu_count() or 1)
-    workers = check_positive_int(workers, "workers")
+    workers = check_int(workers, "workers", minimum=1)
 
     def run(setting: tuple[bool, int, int]) -> OrderRun:
         use_pos_enc, seed, seq_len = setting

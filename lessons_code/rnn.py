@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import torch
 
 from lessons_code._checks import (
+    check_int,
     check_like,
-    check_positive_int,
     check_tensor,
 )
 from lessons_code.attention import scaled_dot_product_attention
@@ -205,15 +205,15 @@ def time_rnn_vs_attention(
         raise TypeError(
             f"seq_lens must be an iterable of sequence lengths, got {type(seq_lens).__name__}"
         )
-    lengths = [check_positive_int(t, "seq_lens") for t in seq_lens]
+    lengths = [check_int(t, "seq_lens", minimum=1) for t in seq_lens]
     if not lengths:
         raise ValueError(
             "seq_lens must hold at least one sequence length, got none"
         )
-    D = check_positive_int(d_model, "d_model")
-    repeats = check_positive_int(repeats, "repeats")
-    B = check_positive_int(batch_size, "batch_size")
-    seed = check_positive_int(seed, "seed", minimum=0)
+    D = check_int(d_model, "d_model", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    B = check_int(batch_size, "batch_size", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
     device = (
         torch.device("cpu") if device is None else torch.device(device)
     )
