@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from lessons_code._checks import (
+    check_device,
     check_int,
+    check_int_list,
     check_like,
     check_tensor,
 )
@@ -201,22 +203,12 @@ def time_rnn_vs_attention(
     >>> [(r.seq_len, r.rnn_steps, r.attention_steps) for r in records]
     [(4, 4, 1), (8, 8, 1)]
     """
-    if not isinstance(seq_lens, Iterable):
-        raise TypeError(
-            f"seq_lens must be an iterable of sequence lengths, got {type(seq_lens).__name__}"
-        )
-    lengths = [check_int(t, "seq_lens", minimum=1) for t in seq_lens]
-    if not lengths:
-        raise ValueError(
-            "seq_lens must hold at least one sequence length, got none"
-        )
+    lengths = check_int_list(seq_lens, "seq_lens", minimum=1)
     D = check_int(d_model, "d_model", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=1)
     B = check_int(batch_size, "batch_size", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
-    device = (
-        torch.device("cpu") if device is None else torch.device(device)
-    )
+    device = check_device(device, "device")
     synchronize = (
         torch.cuda.synchronize
         if device.type == "cuda"
