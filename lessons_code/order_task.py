@@ -20,10 +20,8 @@ learning rate 0.01, 300 full-batch epochs, model seeds 0 to 4.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,14 +30,16 @@ from torch import nn
 
 from lessons_code._checks import (
     check_bool,
+    check_device,
     check_int,
+    check_int_list,
     check_like,
     check_real,
     check_tensor,
 )
-from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.multihead import MultiHeadAttention
 from lessons_code.positional import positional_encoding
+from lessons_code.training import accuracy, map_in_threads, seeded
 
 __all__ = [
     "OrderClassifier",
@@ -169,6 +169,41 @@ class OrderData:
     y_test: torch.Tensor
     vec_a: torch.Tensor
     vec_b: torch.Tensor
+
+    def to(self, device: torch.device | str | None) -> OrderData:
+        """Return the same data with every tensor on ``device``.
+
+        Parameters
+        ----------
+        device
+            The target device (``None``: the CPU).
+
+        Returns
+        -------
+        OrderData
+            A new record; ``self`` is unchanged.
+
+        Raises
+        ------
+        TypeError
+            If ``device`` is not a device name or a ``torch.device``.
+        ValueError
+            If ``device`` names no device type.
+
+        Examples
+        --------
+        >>> make_order_splits().to("cpu").x_train.device
+        device(type='cpu')
+        """
+        device = check_device(device, "device")
+        return OrderData(
+            self.x_train.to(device),
+            self.y_train.to(device),
+            self.x_test.to(device),
+            self.y_test.to(device),
+            self.vec_a.to(device),
+            self.vec_b.to(device),
+        )
 
 
 def make_order_splits(
@@ -468,19 +503,6 @@ class OrderRun:
         return model.eval()
 
 
-def _splits_on(
-    device: torch.device, seq_len: int, **sizes: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``x_train, y_train, x_test, y_test`` of :func:`make_order_splits`, on ``device``."""
-    data = make_order_splits(seq_len, **sizes)
-    return (
-        data.x_train.to(device),
-        data.y_train.to(device),
-        data.x_test.to(device),
-        data.y_test.to(device),
-    )
-
-
 def run_order_experiment(
     use_pos_enc: bool,
     seed: int,
@@ -544,11 +566,11 @@ def run_order_experiment(
     seq_len = check_int(seq_len, "seq_len", minimum=2)
     epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
-    device = (
-        torch.device("cpu") if device is None else torch.device(device)
-    )
+    device = check_device(device, "device")
 
-    x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
+    data = make_order_splits(seq_len).to(device)
+    x_train, y_train = data.x_train, data.y_train
+    x_test, y_test = data.x_test, data.y_test
     d_model = x_train.shape[-1]
     model = seeded(
         seed,
@@ -657,9 +679,6 @@ def run_order_grid(
         for use_pos_enc in (False, True)
         for seed in seeds
     ]
-    if workers is None:
-        workers = min(len(settings), os.cpu_count() or 1)
-    workers = check_int(workers, "workers", minimum=1)
 
     def run(setting: tuple[bool, int, int]) -> OrderRun:
         use_pos_enc, seed, seq_len = setting
@@ -673,10 +692,7 @@ def run_order_grid(
             device=device,
         )
 
-    if workers == 1:
-        return [run(setting) for setting in settings]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run, settings))
+    return map_in_threads(run, settings, workers=workers)
 
 
 def train_and_evaluate(
