@@ -330,7 +330,7 @@ class FeedForward(nn.Module):
     """
 
     def __init__(
-        self, d_model: int, d_ff: int, dropout: float = 0.0
+        self, d_model: int, d_ff: int, *, dropout: float = 0.0
     ) -> None:
         super().__init__()
         _check_block_sizes(d_model, 1, d_ff, dropout)
@@ -411,8 +411,8 @@ class EncoderBlock(nn.Module):
         num_heads: int,
         d_ff: int,
         norm_first: bool = False,
-        dropout: float = 0.0,
         *,
+        dropout: float = 0.0,
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
@@ -421,7 +421,7 @@ class EncoderBlock(nn.Module):
         self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.dropout1 = nn.Dropout(dropout)
@@ -588,7 +588,7 @@ class Encoder(nn.Module):
                 num_heads,
                 d_ff,
                 norm_first,
-                dropout,
+                dropout=dropout,
                 layer_norm_eps=eps,
             )
             for _ in range(num_layers)
@@ -776,7 +776,7 @@ class DecoderBlock(nn.Module):
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.norm3 = nn.LayerNorm(d_model, eps=eps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 
@@ -304,6 +305,18 @@ def test_every_block_keeps_the_shape(
     assert Encoder(2, d_model, num_heads, d_ff, norm_first)(x).shape == x.shape
     assert DecoderBlock(d_model, num_heads, d_ff, norm_first)(x, memory).shape == x.shape
     assert FeedForward(d_model, d_ff)(x).shape == x.shape
+
+
+@pytest.mark.parametrize("cls", [FeedForward, EncoderBlock, Encoder, DecoderBlock])
+def test_dropout_is_keyword_only_and_named_as_in_pytorch(cls: type[nn.Module]) -> None:
+    # torch.nn.TransformerEncoderLayer / DecoderLayer call it ``dropout``; our
+    # fourth positional argument is ``norm_first`` (theirs is ``dropout``), so
+    # the probability is passed by name everywhere, never by position.
+    parameter = inspect.signature(cls).parameters["dropout"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default == 0.0
+    for torch_layer in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer):
+        assert "dropout" in inspect.signature(torch_layer).parameters
 
 
 # -- errors -----------------------------------------------------------------
