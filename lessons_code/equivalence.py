@@ -6,13 +6,14 @@ for :func:`~lessons_code.multihead.multihead_attention`), runs both on the
 same input and reports the largest absolute difference of the outputs. The
 book prints the result as its equivalence table; the tests check it.
 
-Sizes (syllabus sections 3 and 5): ``D = 16``, ``H = 4``, ``FF = 32``, batch
-2, length 5 for the attention checks and 6 for the blocks, encoder memory of
-length 7, stacks of 3 layers. All modules are in ``eval()`` mode with dropout
-0. To make the check demanding, every parameter of the reference modules --
-biases and LayerNorm parameters included, and each layer of a stack
-separately -- is redrawn from a normal distribution (standard deviation 0.3
-around PyTorch's own initial mean: 1 for LayerNorm weights, 0 otherwise).
+Sizes, those of the multi-head attention and encoder-block lessons:
+``D = 16``, ``H = 4``, ``FF = 32``, batch 2, length 5 for the attention
+checks and 6 for the blocks, encoder memory of length 7, stacks of 3 layers.
+All modules are in ``eval()`` mode with dropout 0. To make the check
+demanding, every parameter of the reference modules -- biases and LayerNorm
+parameters included, and each layer of a stack separately -- is redrawn from
+a normal distribution (standard deviation 0.3 around PyTorch's own initial
+mean: 1 for LayerNorm weights, 0 otherwise).
 
 Masks: the package's boolean masks mean "may attend"; PyTorch's boolean
 ``attn_mask`` means "masked out", so the reference receives ``~mask``.
@@ -157,7 +158,7 @@ def compare_with_pytorch(
         diff = float((a - b).abs().max().detach())
         rows.append(Comparison(name, ref, tuple(a.shape), diff))
 
-    # Multi-head attention, section 3.
+    # Multi-head attention, as in the multi-head attention lesson.
     mha = reference(nn.MultiheadAttention(D, H, batch_first=True))
     attn = MultiHeadAttention.from_torch(mha)
     x, memory = randn(BATCH, ATTN_LEN, D), randn(BATCH, MEMORY_LEN, D)
@@ -195,7 +196,7 @@ def compare_with_pytorch(
         lambda: one_head(x, x, x, need_weights=False)[0],
     )
 
-    # Encoder blocks and stacks, section 5.
+    # Encoder blocks and stacks, as in the encoder-block lesson.
     x = randn(BATCH, BLOCK_LEN, D)
     memory = randn(BATCH, MEMORY_LEN, D)
     for norm_first, label in ((False, "post-norm"), (True, "pre-norm")):

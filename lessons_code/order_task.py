@@ -12,7 +12,7 @@ encoding the classifier sees only *which* vectors occur, never their order:
 it cannot beat chance. Adding the sinusoidal encoding to the input first
 fixes that.
 
-Settings of the book (syllabus section 4): ``T = 8``, ``D = 16``, noise 0.1,
+The settings the book's positional-encoding lesson uses: ``T = 8``, ``D = 16``, noise 0.1,
 400 training and 150 test sequences generated with NumPy ``default_rng(3)``
 (which also draws ``A`` and ``B``), 4 heads, hidden width 16, Adam with
 learning rate 0.01, 300 full-batch epochs, model seeds 0 to 4.

@@ -67,7 +67,10 @@ def test_layer_norm_errors() -> None:
 
 
 def numpy_block_inputs(seed: int = 0) -> dict[str, np.ndarray]:
-    """Syllabus section 5: 5 tokens, D = 8, FF = 16, weights N(0, 1) * 0.2, zero biases."""
+    """The encoder-block lesson's NumPy block.
+
+    5 tokens, D = 8, FF = 16, weights N(0, 1) * 0.2, zero biases.
+    """
     rng = np.random.default_rng(seed)
     T_, D_, FF_ = 5, 8, 16
     return {
@@ -145,7 +148,7 @@ def test_encoder_block_matches_pytorch(
         torch.testing.assert_close(block(x), layer(x))
 
 
-def test_encoder_block_syllabus_settings_default_initialisation() -> None:
+def test_encoder_block_lesson_settings_default_initialisation() -> None:
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True).eval()
     block = EncoderBlock.from_torch(layer)

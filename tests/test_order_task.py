@@ -62,7 +62,7 @@ def test_dataset_is_reproducible_and_advances_the_generator() -> None:
     assert not torch.equal(first[0], second[0])
 
 
-def test_splits_follow_the_syllabus() -> None:
+def test_splits_have_the_sizes_of_the_lesson() -> None:
     data = make_order_splits()
     assert data.x_train.shape == (400, 8, 16)
     assert data.y_train.shape == (400,)
