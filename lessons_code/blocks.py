@@ -36,7 +36,9 @@ from lessons_code._checks import (
 from lessons_code.attention import causal_mask, self_attention
 from lessons_code.multihead import MultiHeadAttention
 
-_Block = TypeVar("_Block", bound=nn.Module)
+_Block = TypeVar("_Block", bound="EncoderBlock | DecoderBlock")
+# The PyTorch layers that from_torch reproduces.
+_TorchLayer = nn.TransformerEncoderLayer | nn.TransformerDecoderLayer
 
 __all__ = [
     "DecoderBlock",
@@ -242,7 +244,7 @@ def _copy_layer_norm(ours: nn.LayerNorm, theirs: nn.LayerNorm) -> None:
 
 
 def _check_torch_layer(
-    layer: object, name: str, kind: type[nn.Module]
+    layer: object, name: str, kind: type[_TorchLayer]
 ) -> None:
     """Raise unless ``layer`` is a ``kind`` this package can reproduce."""
     if not isinstance(layer, kind):
@@ -268,7 +270,7 @@ def _check_torch_layer(
         )
 
 
-def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
+def _block_like(cls: type[_Block], layer: _TorchLayer) -> _Block:
     """Build a ``cls`` with the sizes, self-attention, feed-forward and norms of ``layer``.
 
     ``layer`` is a checked ``torch.nn.TransformerEncoderLayer`` or
@@ -284,7 +286,8 @@ def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
         norm_first=layer.norm_first,
         dropout=layer.dropout.p,
         layer_norm_eps=layer.norm1.eps,
-    ).to(device=weight.device, dtype=weight.dtype)
+    )
+    block.to(device=weight.device, dtype=weight.dtype)  # in place
     block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
     with torch.no_grad():
         _copy_linear(block.feed_forward.linear1, layer.linear1)
@@ -696,7 +699,7 @@ class Encoder(nn.Module):
             final_norm=encoder.norm is not None,
         ).to(device=weight.device, dtype=weight.dtype)
         stack.layers = nn.ModuleList(blocks)
-        if encoder.norm is not None:
+        if stack.final_norm is not None and encoder.norm is not None:
             with torch.no_grad():
                 _copy_layer_norm(stack.final_norm, encoder.norm)
         return stack

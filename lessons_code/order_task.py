@@ -371,7 +371,7 @@ class OrderClassifier(nn.Module):
         check_like(
             x,
             "x",
-            like=self.head[0].weight,
+            like=self.attention.out_proj.weight,
             like_name="the module's parameters",
         )
         return x

@@ -87,8 +87,8 @@ def rnn_loop(
     w_xh = check_tensor(w_xh, "w_xh", ndim=2)
     w_hh = check_tensor(w_hh, "w_hh", ndim=2)
     b = check_tensor(b, "b", ndim=1)
-    for name, t in (("w_xh", w_xh), ("w_hh", w_hh), ("b", b)):
-        check_like(t, name, like=x, like_name="x")
+    for name, weight in (("w_xh", w_xh), ("w_hh", w_hh), ("b", b)):
+        check_like(weight, name, like=x, like_name="x")
     B, T, D = x.shape
     if w_xh.shape[0] != D:
         raise ValueError(
@@ -209,7 +209,7 @@ def time_rnn_vs_attention(
     B = check_int(batch_size, "batch_size", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     device = check_device(device, "device")
-    synchronize = (
+    synchronize: Callable[[], None] = (
         torch.cuda.synchronize
         if device.type == "cuda"
         else (lambda: None)
