@@ -108,6 +108,7 @@ def remember_state(
     app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """Before pages are read again, note what the lists show now."""
+    # A note on this build's application object, read back by rewrite_glossary.
     app._glossary_backlinks_before = _state(env)  # type: ignore[attr-defined]
     return []
 
