@@ -23,6 +23,8 @@ DOCS = ROOT / "docs"
 HTML = DOCS / "_build" / "html"
 DOCTREES = DOCS / "_build" / "doctrees"  # kept out of the published site
 TORCH = "torch==2.13.0"
+PROJECT = nox.project.load_toml(ROOT / "pyproject.toml")["project"]
+EXTRAS = PROJECT["optional-dependencies"]
 AXE_CORE = "axe-core@4.14.1"
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
@@ -93,10 +95,14 @@ def _install_axe(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff."""
-    session.install("ruff>=0.8")
+    """Check style and formatting with ruff, and types with mypy (strict; see pyproject.toml)."""
+    # One pip call: the linters (the `lint` extra) and what mypy reads the
+    # types of -- the package's dependencies and the `docs` extra (Sphinx,
+    # Matplotlib). The package itself is not installed: mypy reads its source.
+    session.install(*EXTRAS["lint"], TORCH, *PROJECT["dependencies"], *EXTRAS["docs"])
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
 
 
 @nox.session(python=PYTHON, default=False)

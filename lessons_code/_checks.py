@@ -9,7 +9,7 @@ from deep inside PyTorch.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import torch
@@ -18,8 +18,10 @@ __all__ = [
     "check_array",
     "check_bool",
     "check_bool_mask",
+    "check_device",
+    "check_int",
+    "check_int_list",
     "check_like",
-    "check_positive_int",
     "check_real",
     "check_tensor",
 ]
@@ -47,13 +49,29 @@ def check_bool(value: object, name: str) -> bool:
     return value
 
 
-def check_positive_int(
-    value: object, name: str, *, minimum: int = 1
-) -> int:
+def check_int(value: object, name: str, *, minimum: int) -> int:
     """Return ``value`` as an ``int`` if it is an integer ``>= minimum``.
+
+    Every caller states the bound: ``minimum=1`` for a size, ``minimum=0``
+    for a seed or a count that may be zero, ``minimum=2`` for a sequence that
+    needs two distinct positions.
 
     Booleans are rejected even though Python treats them as integers: ``True``
     as a sequence length is always a mistake.
+
+    Parameters
+    ----------
+    value
+        The object to check.
+    name
+        The parameter name used in error messages.
+    minimum
+        The smallest accepted value.
+
+    Returns
+    -------
+    int
+        ``value`` as a plain Python ``int``.
 
     Raises
     ------
@@ -61,6 +79,15 @@ def check_positive_int(
         If ``value`` is not an integer.
     ValueError
         If ``value`` is smaller than ``minimum``.
+
+    Examples
+    --------
+    >>> check_int(0, "seed", minimum=0)
+    0
+    >>> check_int(0, "d_model", minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model must be an integer >= 1, got 0
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
@@ -71,6 +98,97 @@ def check_positive_int(
             f"{name} must be an integer >= {minimum}, got {value}"
         )
     return int(value)
+
+
+def check_int_list(
+    values: object, name: str, *, minimum: int
+) -> list[int]:
+    """Return ``values`` as a non-empty list of integers, each ``>= minimum``.
+
+    Parameters
+    ----------
+    values
+        The object to check: an iterable of integers, e.g. ``range(5)``.
+    name
+        The parameter name used in error messages (an entry is named
+        ``name[i]``).
+    minimum
+        The smallest accepted value of every entry.
+
+    Returns
+    -------
+    list of int
+        The entries, in order, as plain Python ``int``.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not an iterable of integers (a string is not).
+    ValueError
+        If it is empty or an entry is smaller than ``minimum``.
+
+    Examples
+    --------
+    >>> check_int_list(range(3), "seeds", minimum=0)
+    [0, 1, 2]
+    """
+    if isinstance(values, str | bytes) or not isinstance(
+        values, Iterable
+    ):
+        raise TypeError(
+            f"{name} must be an iterable of integers, got {type(values).__name__}"
+        )
+    checked = [
+        check_int(value, f"{name}[{i}]", minimum=minimum)
+        for i, value in enumerate(values)
+    ]
+    if not checked:
+        raise ValueError(f"{name} must not be empty")
+    return checked
+
+
+def check_device(value: object, name: str) -> torch.device:
+    """Return ``value`` as a :class:`torch.device`; ``None`` means the CPU.
+
+    Parameters
+    ----------
+    value
+        ``None``, a device name such as ``"cpu"`` or ``"cuda:0"``, or a
+        :class:`torch.device`.
+    name
+        The parameter name used in error messages.
+
+    Returns
+    -------
+    torch.device
+        The device.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is none of the above.
+    ValueError
+        If ``value`` is a string that names no device type.
+
+    Examples
+    --------
+    >>> check_device(None, "device"), check_device("cpu", "device")
+    (device(type='cpu'), device(type='cpu'))
+    """
+    if value is None:
+        return torch.device("cpu")
+    if isinstance(value, torch.device):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be None, a device name or a torch.device, got {_describe(value)}"
+        )
+    try:
+        return torch.device(value)
+    except RuntimeError as error:
+        raise ValueError(
+            f"{name} must name a device such as 'cpu' or 'cuda', got {value!r}"
+        ) from error
 
 
 def check_tensor(

@@ -29,8 +29,8 @@ import torch
 from lessons_code._checks import (
     check_array,
     check_bool_mask,
+    check_int,
     check_like,
-    check_positive_int,
     check_tensor,
 )
 
@@ -376,6 +376,6 @@ def causal_mask(
             [ True,  True, False],
             [ True,  True,  True]])
     """
-    seq_len = check_positive_int(seq_len, "seq_len")
+    seq_len = check_int(seq_len, "seq_len", minimum=1)
     ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
     return torch.tril(ones)  # (T, T)

@@ -28,15 +28,17 @@ from torch import nn
 from lessons_code._checks import (
     check_array,
     check_bool,
+    check_int,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
 from lessons_code.attention import causal_mask, self_attention
 from lessons_code.multihead import MultiHeadAttention
 
-_Block = TypeVar("_Block", bound=nn.Module)
+_Block = TypeVar("_Block", bound="EncoderBlock | DecoderBlock")
+# The PyTorch layers that from_torch reproduces.
+_TorchLayer = nn.TransformerEncoderLayer | nn.TransformerDecoderLayer
 
 __all__ = [
     "DecoderBlock",
@@ -209,9 +211,9 @@ def _check_block_sizes(
     d_model: object, num_heads: object, d_ff: object, dropout: object
 ) -> None:
     """Validate the constructor arguments shared by the blocks."""
-    check_positive_int(d_model, "d_model")
-    check_positive_int(num_heads, "num_heads")
-    check_positive_int(d_ff, "d_ff")
+    check_int(d_model, "d_model", minimum=1)
+    check_int(num_heads, "num_heads", minimum=1)
+    check_int(d_ff, "d_ff", minimum=1)
     p = check_real(dropout, "dropout")
     if p >= 1.0:
         raise ValueError(
@@ -242,7 +244,7 @@ def _copy_layer_norm(ours: nn.LayerNorm, theirs: nn.LayerNorm) -> None:
 
 
 def _check_torch_layer(
-    layer: object, name: str, kind: type[nn.Module]
+    layer: object, name: str, kind: type[_TorchLayer]
 ) -> None:
     """Raise unless ``layer`` is a ``kind`` this package can reproduce."""
     if not isinstance(layer, kind):
@@ -268,7 +270,7 @@ def _check_torch_layer(
         )
 
 
-def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
+def _block_like(cls: type[_Block], layer: _TorchLayer) -> _Block:
     """Build a ``cls`` with the sizes, self-attention, feed-forward and norms of ``layer``.
 
     ``layer`` is a checked ``torch.nn.TransformerEncoderLayer`` or
@@ -284,7 +286,8 @@ def _block_like(cls: type[_Block], layer: nn.Module) -> _Block:
         norm_first=layer.norm_first,
         dropout=layer.dropout.p,
         layer_norm_eps=layer.norm1.eps,
-    ).to(device=weight.device, dtype=weight.dtype)
+    )
+    block.to(device=weight.device, dtype=weight.dtype)  # in place
     block.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
     with torch.no_grad():
         _copy_linear(block.feed_forward.linear1, layer.linear1)
@@ -330,7 +333,7 @@ class FeedForward(nn.Module):
     """
 
     def __init__(
-        self, d_model: int, d_ff: int, dropout: float = 0.0
+        self, d_model: int, d_ff: int, *, dropout: float = 0.0
     ) -> None:
         super().__init__()
         _check_block_sizes(d_model, 1, d_ff, dropout)
@@ -411,8 +414,8 @@ class EncoderBlock(nn.Module):
         num_heads: int,
         d_ff: int,
         norm_first: bool = False,
-        dropout: float = 0.0,
         *,
+        dropout: float = 0.0,
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
@@ -421,7 +424,7 @@ class EncoderBlock(nn.Module):
         self.norm_first = check_bool(norm_first, "norm_first")
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.dropout1 = nn.Dropout(dropout)
@@ -577,7 +580,7 @@ class Encoder(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        num_layers = check_positive_int(num_layers, "num_layers")
+        num_layers = check_int(num_layers, "num_layers", minimum=1)
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
         self.norm_first = check_bool(norm_first, "norm_first")
@@ -588,7 +591,7 @@ class Encoder(nn.Module):
                 num_heads,
                 d_ff,
                 norm_first,
-                dropout,
+                dropout=dropout,
                 layer_norm_eps=eps,
             )
             for _ in range(num_layers)
@@ -696,7 +699,7 @@ class Encoder(nn.Module):
             final_norm=encoder.norm is not None,
         ).to(device=weight.device, dtype=weight.dtype)
         stack.layers = nn.ModuleList(blocks)
-        if encoder.norm is not None:
+        if stack.final_norm is not None and encoder.norm is not None:
             with torch.no_grad():
                 _copy_layer_norm(stack.final_norm, encoder.norm)
         return stack
@@ -776,7 +779,7 @@ class DecoderBlock(nn.Module):
         eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.norm3 = nn.LayerNorm(d_model, eps=eps)

@@ -20,10 +20,8 @@ from several seeds.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
@@ -31,16 +29,18 @@ from torch import nn
 
 from lessons_code._checks import (
     check_bool,
+    check_device,
+    check_int,
+    check_int_list,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
-from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.blocks import Encoder
 from lessons_code.order_task import make_order_splits
 from lessons_code.positional import positional_encoding
 from lessons_code.results import stored
+from lessons_code.training import accuracy, map_in_threads, seeded
 
 __all__ = [
     "DEPTH_CONFIGS",
@@ -309,22 +309,18 @@ def train_deep_stack(
     (3, [0, 1, 2], 2)
     """
     norm_first = check_bool(norm_first, "norm_first")
-    num_layers = check_positive_int(num_layers, "num_layers")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    steps = check_positive_int(steps, "steps")
+    num_layers = check_int(num_layers, "num_layers", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    steps = check_int(steps, "steps", minimum=1)
     lr = check_real(lr, "lr", strict=True)
-    warmup_steps = check_positive_int(
-        warmup_steps, "warmup_steps", minimum=0
-    )
-    record_every = check_positive_int(record_every, "record_every")
-    n_train = check_positive_int(n_train, "n_train")
-    device = (
-        torch.device("cpu") if device is None else torch.device(device)
-    )
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=0)
+    record_every = check_int(record_every, "record_every", minimum=1)
+    n_train = check_int(n_train, "n_train", minimum=1)
+    device = check_device(device, "device")
 
-    data = make_order_splits(seq_len, n_train=n_train)
-    x_train, y_train = data.x_train.to(device), data.y_train.to(device)
-    x_test, y_test = data.x_test.to(device), data.y_test.to(device)
+    data = make_order_splits(seq_len, n_train=n_train).to(device)
+    x_train, y_train = data.x_train, data.y_train
+    x_test, y_test = data.x_test, data.y_test
     model = seeded(
         seed, lambda: DeepOrderClassifier(num_layers, norm_first)
     ).to(device)
@@ -419,7 +415,7 @@ class DepthConfig:
         object.__setattr__(
             self, "lr", check_real(self.lr, "lr", strict=True)
         )
-        check_positive_int(self.warmup_steps, "warmup_steps", minimum=0)
+        check_int(self.warmup_steps, "warmup_steps", minimum=0)
 
 
 #: The configurations of the book's depth study, in the order it shows them.
@@ -516,9 +512,6 @@ def run_depth_grid(
         )
     seeds = check_int_list(seeds, "seeds", minimum=0)
     settings = [(config, seed) for config in configs for seed in seeds]
-    if workers is None:
-        workers = min(len(settings), os.cpu_count() or 1)
-    workers = check_positive_int(workers, "workers")
 
     def run(setting: tuple[DepthConfig, int]) -> DepthRun:
         config, seed = setting
@@ -534,11 +527,7 @@ def run_depth_grid(
             device=device,
         )
 
-    if workers == 1:
-        runs = [run(setting) for setting in settings]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            runs = list(pool.map(run, settings))
+    runs = map_in_threads(run, settings, workers=workers)
     return {
         label: runs[i * len(seeds) : (i + 1) * len(seeds)]
         for i, label in enumerate(labels)

@@ -6,13 +6,14 @@ for :func:`~lessons_code.multihead.multihead_attention`), runs both on the
 same input and reports the largest absolute difference of the outputs. The
 book prints the result as its equivalence table; the tests check it.
 
-Sizes (syllabus sections 3 and 5): ``D = 16``, ``H = 4``, ``FF = 32``, batch
-2, length 5 for the attention checks and 6 for the blocks, encoder memory of
-length 7, stacks of 3 layers. All modules are in ``eval()`` mode with dropout
-0. To make the check demanding, every parameter of the reference modules --
-biases and LayerNorm parameters included, and each layer of a stack
-separately -- is redrawn from a normal distribution (standard deviation 0.3
-around PyTorch's own initial mean: 1 for LayerNorm weights, 0 otherwise).
+Sizes, those of the multi-head attention and encoder-block lessons:
+``D = 16``, ``H = 4``, ``FF = 32``, batch 2, length 5 for the attention
+checks and 6 for the blocks, encoder memory of length 7, stacks of 3 layers.
+All modules are in ``eval()`` mode with dropout 0. To make the check
+demanding, every parameter of the reference modules -- biases and LayerNorm
+parameters included, and each layer of a stack separately -- is redrawn from
+a normal distribution (standard deviation 0.3 around PyTorch's own initial
+mean: 1 for LayerNorm weights, 0 otherwise).
 
 Masks: the package's boolean masks mean "may attend"; PyTorch's boolean
 ``attn_mask`` means "masked out", so the reference receives ``~mask``.
@@ -20,13 +21,13 @@ Masks: the package's boolean masks mean "may attend"; PyTorch's boolean
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
 
-from lessons_code._checks import check_bool, check_positive_int
+from lessons_code._checks import check_bool, check_int
 from lessons_code.attention import causal_mask
 from lessons_code.blocks import DecoderBlock, Encoder, EncoderBlock
 from lessons_code.multihead import MultiHeadAttention, multihead_attention
@@ -35,6 +36,7 @@ __all__ = ["Comparison", "compare_with_pytorch"]
 
 D, H, FF = 16, 4, 32
 BATCH, ATTN_LEN, BLOCK_LEN, MEMORY_LEN, NUM_LAYERS = 2, 5, 6, 7, 3
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,7 @@ class Comparison:
     max_abs_diff: float
 
 
-def _randomize(
-    module: nn.Module, generator: torch.Generator
-) -> nn.Module:
+def _randomize(module: ModuleT, generator: torch.Generator) -> ModuleT:
     """Redraw every parameter: N(1, 0.3^2) for LayerNorm weights, N(0, 0.3^2) otherwise."""
     with torch.no_grad():
         for sub in module.modules():
@@ -134,73 +134,91 @@ def compare_with_pytorch(
         raise TypeError(
             f"dtype must be torch.float32 or torch.float64, got {dtype!r}"
         )
-    seed = check_positive_int(seed, "seed", minimum=0)
+    seed = check_int(seed, "seed", minimum=0)
     autograd = check_bool(autograd, "autograd")
     gen = torch.Generator().manual_seed(seed)
 
     def randn(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, dtype=dtype)
 
-    def reference(module: nn.Module) -> nn.Module:
+    def reference(module: ModuleT) -> ModuleT:
         return _randomize(module.to(dtype), gen)
 
     rows: list[Comparison] = []
 
     def compare(
-        name: str,
-        ref: str,
-        ours: Callable[[], torch.Tensor],
-        theirs: Callable[[], torch.Tensor],
+        name: str, ref: str, a: torch.Tensor, b: torch.Tensor
     ) -> None:
-        with torch.set_grad_enabled(autograd):
-            a, b = ours(), theirs()
         diff = float((a - b).abs().max().detach())
         rows.append(Comparison(name, ref, tuple(a.shape), diff))
 
-    # Multi-head attention, section 3.
-    mha = reference(nn.MultiheadAttention(D, H, batch_first=True))
-    attn = MultiHeadAttention.from_torch(mha)
-    x, memory = randn(BATCH, ATTN_LEN, D), randn(BATCH, MEMORY_LEN, D)
-    mask = causal_mask(ATTN_LEN)  # True = may attend
-    mha_call = "torch.nn.MultiheadAttention"
-    compare(
-        "multihead_attention (functional)",
-        f"{mha_call}: mha(x, x, x)",
-        lambda: multihead_attention(x, mha),
-        lambda: mha(x, x, x, need_weights=False)[0],
-    )
-    compare(
-        "MultiHeadAttention, self-attention",
-        f"{mha_call}: mha(x, x, x)",
-        lambda: attn(x, x, x),
-        lambda: mha(x, x, x, need_weights=False)[0],
-    )
-    compare(
-        "MultiHeadAttention, cross-attention",
-        f"{mha_call}: mha(x, memory, memory)",
-        lambda: attn(x, memory, memory),
-        lambda: mha(x, memory, memory, need_weights=False)[0],
-    )
-    compare(
-        "MultiHeadAttention, causal mask",
-        f"{mha_call}: mha(x, x, x, attn_mask=~mask)",
-        lambda: attn(x, x, x, mask=mask),
-        lambda: mha(x, x, x, attn_mask=~mask, need_weights=False)[0],
-    )
-    one_head = reference(nn.MultiheadAttention(D, 1, batch_first=True))
-    compare(
-        "MultiHeadAttention, one head (H = 1)",
-        f"{mha_call}(num_heads=1): mha(x, x, x)",
-        lambda: MultiHeadAttention.from_torch(one_head)(x, x, x),
-        lambda: one_head(x, x, x, need_weights=False)[0],
-    )
+    # Every output below is computed with autograd on or off, as asked.
+    with torch.set_grad_enabled(autograd):
+        # Multi-head attention, as in the multi-head attention lesson.
+        mha = reference(nn.MultiheadAttention(D, H, batch_first=True))
+        attn = MultiHeadAttention.from_torch(mha)
+        x, memory = randn(BATCH, ATTN_LEN, D), randn(BATCH, MEMORY_LEN, D)
+        mask = causal_mask(ATTN_LEN)  # True = may attend
+        mha_call = "torch.nn.MultiheadAttention"
+        compare(
+            "multihead_attention (functional)",
+            f"{mha_call}: mha(x, x, x)",
+            multihead_attention(x, mha),
+            mha(x, x, x, need_weights=False)[0],
+        )
+        compare(
+            "MultiHeadAttention, self-attention",
+            f"{mha_call}: mha(x, x, x)",
+            attn(x, x, x),
+            mha(x, x, x, need_weights=False)[0],
+        )
+        compare(
+            "MultiHeadAttention, cross-attention",
+            f"{mha_call}: mha(x, memory, memory)",
+            attn(x, memory, memory),
+            mha(x, memory, memory, need_weights=False)[0],
+        )
+        compare(
+            "MultiHeadAttention, causal mask",
+            f"{mha_call}: mha(x, x, x, attn_mask=~mask)",
+            attn(x, x, x, mask=mask),
+            mha(x, x, x, attn_mask=~mask, need_weights=False)[0],
+        )
+        one_head = reference(
+            nn.MultiheadAttention(D, 1, batch_first=True)
+        )
+        compare(
+            "MultiHeadAttention, one head (H = 1)",
+            f"{mha_call}(num_heads=1): mha(x, x, x)",
+            MultiHeadAttention.from_torch(one_head)(x, x, x),
+            one_head(x, x, x, need_weights=False)[0],
+        )
 
-    # Encoder blocks and stacks, section 5.
-    x = randn(BATCH, BLOCK_LEN, D)
-    memory = randn(BATCH, MEMORY_LEN, D)
-    for norm_first, label in ((False, "post-norm"), (True, "pre-norm")):
-        layer = reference(
-            nn.TransformerEncoderLayer(
+        # Encoder blocks and stacks, as in the encoder-block lesson.
+        x = randn(BATCH, BLOCK_LEN, D)
+        memory = randn(BATCH, MEMORY_LEN, D)
+        for norm_first, label in (
+            (False, "post-norm"),
+            (True, "pre-norm"),
+        ):
+            layer = reference(
+                nn.TransformerEncoderLayer(
+                    D,
+                    H,
+                    FF,
+                    dropout=0.0,
+                    batch_first=True,
+                    norm_first=norm_first,
+                )
+            )
+            compare(
+                f"EncoderBlock, {label}",
+                f"torch.nn.TransformerEncoderLayer(norm_first={norm_first})",
+                EncoderBlock.from_torch(layer)(x),
+                layer(x),
+            )
+        for norm_first, final_norm in ((False, False), (True, True)):
+            layer = nn.TransformerEncoderLayer(
                 D,
                 H,
                 FF,
@@ -208,57 +226,52 @@ def compare_with_pytorch(
                 batch_first=True,
                 norm_first=norm_first,
             )
-        )
-        compare(
-            f"EncoderBlock, {label}",
-            f"torch.nn.TransformerEncoderLayer(norm_first={norm_first})",
-            lambda layer=layer: EncoderBlock.from_torch(layer)(x),
-            lambda layer=layer: layer(x),
-        )
-    for norm_first, final_norm in ((False, False), (True, True)):
-        layer = nn.TransformerEncoderLayer(
-            D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first
-        )
-        norm = nn.LayerNorm(D) if final_norm else None
-        stack = reference(
-            nn.TransformerEncoder(
-                layer, NUM_LAYERS, norm=norm, enable_nested_tensor=False
+            norm = nn.LayerNorm(D) if final_norm else None
+            stack = reference(
+                nn.TransformerEncoder(
+                    layer,
+                    NUM_LAYERS,
+                    norm=norm,
+                    enable_nested_tensor=False,
+                )
             )
-        )
-        label = (
-            "pre-norm, final LayerNorm"
-            if final_norm
-            else "post-norm, no final norm"
-        )
-        norm_name = "LayerNorm" if final_norm else "None"
-        compare(
-            f"Encoder ({NUM_LAYERS} layers), {label}",
-            f"torch.nn.TransformerEncoder(num_layers={NUM_LAYERS}, norm={norm_name})",
-            lambda stack=stack: Encoder.from_torch(stack)(x),
-            lambda stack=stack: stack(x),
-        )
-    tgt_mask = nn.Transformer.generate_square_subsequent_mask(
-        BLOCK_LEN, dtype=dtype
-    )
-    for norm_first, label in ((False, "post-norm"), (True, "pre-norm")):
-        layer = reference(
-            nn.TransformerDecoderLayer(
-                D,
-                H,
-                FF,
-                dropout=0.0,
-                batch_first=True,
-                norm_first=norm_first,
+            label = (
+                "pre-norm, final LayerNorm"
+                if final_norm
+                else "post-norm, no final norm"
             )
+            norm_name = "LayerNorm" if final_norm else "None"
+            compare(
+                f"Encoder ({NUM_LAYERS} layers), {label}",
+                f"torch.nn.TransformerEncoder(num_layers={NUM_LAYERS}, norm={norm_name})",
+                Encoder.from_torch(stack)(x),
+                stack(x),
+            )
+        tgt_mask = nn.Transformer.generate_square_subsequent_mask(
+            BLOCK_LEN, dtype=dtype
         )
-        compare(
-            f"DecoderBlock, {label}, causal",
-            f"torch.nn.TransformerDecoderLayer(norm_first={norm_first}), causal tgt_mask",
-            lambda layer=layer: DecoderBlock.from_torch(layer)(
-                x, memory, causal=True
-            ),
-            lambda layer=layer: layer(
-                x, memory, tgt_mask=tgt_mask, tgt_is_causal=True
-            ),
-        )
+        for norm_first, label in (
+            (False, "post-norm"),
+            (True, "pre-norm"),
+        ):
+            decoder_layer = reference(
+                nn.TransformerDecoderLayer(
+                    D,
+                    H,
+                    FF,
+                    dropout=0.0,
+                    batch_first=True,
+                    norm_first=norm_first,
+                )
+            )
+            compare(
+                f"DecoderBlock, {label}, causal",
+                f"torch.nn.TransformerDecoderLayer(norm_first={norm_first}), causal tgt_mask",
+                DecoderBlock.from_torch(decoder_layer)(
+                    x, memory, causal=True
+                ),
+                decoder_layer(
+                    x, memory, tgt_mask=tgt_mask, tgt_is_causal=True
+                ),
+            )
     return rows

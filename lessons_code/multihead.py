@@ -29,8 +29,8 @@ from torch import nn
 from lessons_code._checks import (
     check_bool,
     check_bool_mask,
+    check_int,
     check_like,
-    check_positive_int,
     check_tensor,
 )
 from lessons_code.attention import scaled_dot_product_attention
@@ -85,7 +85,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     torch.Size([2, 4, 5, 4])
     """
     x = check_tensor(x, "x", ndim=3)
-    num_heads = check_positive_int(num_heads, "num_heads")
+    num_heads = check_int(num_heads, "num_heads", minimum=1)
     B, T, D = x.shape
     _check_divisible(D, num_heads)
     d_head = D // num_heads
@@ -408,8 +408,8 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, num_heads: int, bias: bool = True
     ) -> None:
         super().__init__()
-        d_model = check_positive_int(d_model, "d_model")
-        num_heads = check_positive_int(num_heads, "num_heads")
+        d_model = check_int(d_model, "d_model", minimum=1)
+        num_heads = check_int(num_heads, "num_heads", minimum=1)
         _check_divisible(d_model, num_heads)
         bias = check_bool(bias, "bias")
         self.d_model = d_model
@@ -647,9 +647,9 @@ def attention_flops(
     >>> attention_flops(5, 16, 1) == attention_flops(5, 16, 16)
     True
     """
-    T = check_positive_int(seq_len, "seq_len")
-    D = check_positive_int(d_model, "d_model")
-    H = check_positive_int(num_heads, "num_heads")
+    T = check_int(seq_len, "seq_len", minimum=1)
+    D = check_int(d_model, "d_model", minimum=1)
+    H = check_int(num_heads, "num_heads", minimum=1)
     _check_divisible(D, H)
     d_head = D // H
     counts = {

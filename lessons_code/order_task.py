@@ -12,7 +12,7 @@ encoding the classifier sees only *which* vectors occur, never their order:
 it cannot beat chance. Adding the sinusoidal encoding to the input first
 fixes that.
 
-Settings of the book (syllabus section 4): ``T = 8``, ``D = 16``, noise 0.1,
+The settings the book's positional-encoding lesson uses: ``T = 8``, ``D = 16``, noise 0.1,
 400 training and 150 test sequences generated with NumPy ``default_rng(3)``
 (which also draws ``A`` and ``B``), 4 heads, hidden width 16, Adam with
 learning rate 0.01, 300 full-batch epochs, model seeds 0 to 4.
@@ -20,10 +20,8 @@ learning rate 0.01, 300 full-batch epochs, model seeds 0 to 4.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,15 +30,17 @@ from torch import nn
 
 from lessons_code._checks import (
     check_bool,
+    check_device,
+    check_int,
+    check_int_list,
     check_like,
-    check_positive_int,
     check_real,
     check_tensor,
 )
-from lessons_code._training import accuracy, check_int_list, seeded
 from lessons_code.multihead import MultiHeadAttention
 from lessons_code.positional import positional_encoding
 from lessons_code.results import stored
+from lessons_code.training import accuracy, map_in_threads, seeded
 
 __all__ = [
     "OrderClassifier",
@@ -125,8 +125,8 @@ def make_order_dataset(
             f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(3)), "
             f"got {type(rng).__name__}"
         )
-    n = check_positive_int(n, "n")
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
+    n = check_int(n, "n", minimum=1)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
     noise = check_real(noise, "noise")
     vec_a = check_tensor(vec_a, "vec_a", ndim=1)
     vec_b = check_tensor(vec_b, "vec_b", ndim=1)
@@ -170,6 +170,41 @@ class OrderData:
     y_test: torch.Tensor
     vec_a: torch.Tensor
     vec_b: torch.Tensor
+
+    def to(self, device: torch.device | str | None) -> OrderData:
+        """Return the same data with every tensor on ``device``.
+
+        Parameters
+        ----------
+        device
+            The target device (``None``: the CPU).
+
+        Returns
+        -------
+        OrderData
+            A new record; ``self`` is unchanged.
+
+        Raises
+        ------
+        TypeError
+            If ``device`` is not a device name or a ``torch.device``.
+        ValueError
+            If ``device`` names no device type.
+
+        Examples
+        --------
+        >>> make_order_splits().to("cpu").x_train.device
+        device(type='cpu')
+        """
+        device = check_device(device, "device")
+        return OrderData(
+            self.x_train.to(device),
+            self.y_train.to(device),
+            self.x_test.to(device),
+            self.y_test.to(device),
+            self.vec_a.to(device),
+            self.vec_b.to(device),
+        )
 
 
 def make_order_splits(
@@ -224,11 +259,11 @@ def make_order_splits(
     >>> data.x_train.shape, data.x_test.shape
     (torch.Size([400, 8, 16]), torch.Size([150, 8, 16]))
     """
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
-    d_model = check_positive_int(d_model, "d_model")
-    n_train = check_positive_int(n_train, "n_train")
-    n_test = check_positive_int(n_test, "n_test")
-    data_seed = check_positive_int(data_seed, "data_seed", minimum=0)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    n_train = check_int(n_train, "n_train", minimum=1)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    data_seed = check_int(data_seed, "data_seed", minimum=0)
     rng = np.random.default_rng(data_seed)
     # the two marker tokens A and B, (D,) each
     vec_a = torch.from_numpy(
@@ -293,7 +328,7 @@ class OrderClassifier(nn.Module):
         use_pos_enc: bool = False,
     ) -> None:
         super().__init__()
-        hidden = check_positive_int(hidden, "hidden")
+        hidden = check_int(hidden, "hidden", minimum=1)
         use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
         self.use_pos_enc = use_pos_enc
         self.attention = MultiHeadAttention(d_model, num_heads)
@@ -337,7 +372,7 @@ class OrderClassifier(nn.Module):
         check_like(
             x,
             "x",
-            like=self.head[0].weight,
+            like=self.attention.out_proj.weight,
             like_name="the module's parameters",
         )
         return x
@@ -469,19 +504,6 @@ class OrderRun:
         return model.eval()
 
 
-def _splits_on(
-    device: torch.device, seq_len: int, **sizes: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``x_train, y_train, x_test, y_test`` of :func:`make_order_splits`, on ``device``."""
-    data = make_order_splits(seq_len, **sizes)
-    return (
-        data.x_train.to(device),
-        data.y_train.to(device),
-        data.x_test.to(device),
-        data.y_test.to(device),
-    )
-
-
 def run_order_experiment(
     use_pos_enc: bool,
     seed: int,
@@ -541,15 +563,15 @@ def run_order_experiment(
     (5, True)
     """
     use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    seq_len = check_positive_int(seq_len, "seq_len", minimum=2)
-    epochs = check_positive_int(epochs, "epochs")
+    seed = check_int(seed, "seed", minimum=0)
+    seq_len = check_int(seq_len, "seq_len", minimum=2)
+    epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
-    device = (
-        torch.device("cpu") if device is None else torch.device(device)
-    )
+    device = check_device(device, "device")
 
-    x_train, y_train, x_test, y_test = _splits_on(device, seq_len)
+    data = make_order_splits(seq_len).to(device)
+    x_train, y_train = data.x_train, data.y_train
+    x_test, y_test = data.x_test, data.y_test
     d_model = x_train.shape[-1]
     model = seeded(
         seed,
@@ -655,7 +677,7 @@ def run_order_grid(
     """
     seq_lens = check_int_list(seq_lens, "seq_lens", minimum=2)
     seeds = check_int_list(seeds, "seeds", minimum=0)
-    epochs = check_positive_int(epochs, "epochs")
+    epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
     settings = [
         (use_pos_enc, seed, seq_len)
@@ -663,9 +685,6 @@ def run_order_grid(
         for use_pos_enc in (False, True)
         for seed in seeds
     ]
-    if workers is None:
-        workers = min(len(settings), os.cpu_count() or 1)
-    workers = check_positive_int(workers, "workers")
 
     def run(setting: tuple[bool, int, int]) -> OrderRun:
         use_pos_enc, seed, seq_len = setting
@@ -678,10 +697,7 @@ def run_order_grid(
             device=device,
         )
 
-    if workers == 1:
-        return [run(setting) for setting in settings]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run, settings))
+    return map_in_threads(run, settings, workers=workers)
 
 
 def train_and_evaluate(

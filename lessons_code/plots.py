@@ -153,8 +153,10 @@ def heatmap(
         if colorbar_label:
             bar.set_label(colorbar_label)
     if annotate:
+        # the colour of every cell: (rows, cols, 4), RGBA
+        colours = np.asarray(image.cmap(image.norm(matrix)))
         for (row, col), value in np.ndenumerate(matrix):
-            red, green, blue, _ = image.cmap(image.norm(value))
+            red, green, blue, _ = colours[row, col]
             # perceived brightness: a dark cell gets white text
             luminance = 0.299 * red + 0.587 * green + 0.114 * blue
             colour = "black" if luminance > 0.5 else "white"
@@ -208,6 +210,7 @@ def legend_covers_data(ax: Axes) -> bool:
     >>> plt.close(fig)
     """
     from matplotlib.axes import Axes as MplAxes
+    from matplotlib.figure import Figure
 
     if not isinstance(ax, MplAxes):
         raise TypeError(
@@ -216,9 +219,12 @@ def legend_covers_data(ax: Axes) -> bool:
     legend = ax.get_legend()
     if legend is None:
         return False
-    renderer = ax.figure.canvas.get_renderer()
-    ax.figure.draw_without_rendering()  # lay the figure out as it will be saved
-    box = legend.get_window_extent(renderer)
+    figure = ax.figure
+    if not isinstance(figure, Figure):  # a sub-figure: lay out its root
+        figure = figure.figure
+    figure.draw_without_rendering()  # lay the figure out as it will be saved
+    # Measured with the figure's own renderer, as saving it would.
+    box = legend.get_window_extent()
 
     def any_inside(points: np.ndarray) -> bool:
         points = points[np.isfinite(points).all(axis=1)]
@@ -242,7 +248,7 @@ def legend_covers_data(ax: Axes) -> bool:
         if any_inside(xy):
             return True
     for patch in ax.patches:
-        extent = patch.get_window_extent(renderer)
+        extent = patch.get_window_extent()
         if patch.get_visible() and extent.overlaps(box):
             return True
     for collection in ax.collections:

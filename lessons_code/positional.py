@@ -22,7 +22,7 @@ import math
 import numpy as np
 import torch
 
-from lessons_code._checks import check_positive_int
+from lessons_code._checks import check_int
 
 __all__ = ["positional_encoding", "positional_encoding_numpy"]
 
@@ -65,8 +65,8 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     >>> float(pe[0, 1])  # cos(0)
     1.0
     """
-    num_positions = check_positive_int(num_positions, "num_positions")
-    d_model = check_positive_int(d_model, "d_model")
+    num_positions = check_int(num_positions, "num_positions", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
 
     # The computation runs in float64 and is rounded once at the end, so
     # the table is the correctly rounded float32 value of the formula.
@@ -123,8 +123,8 @@ def positional_encoding_numpy(
     >>> bool(abs(pe).max() <= 1.0)
     True
     """
-    num_positions = check_positive_int(num_positions, "num_positions")
-    d_model = check_positive_int(d_model, "d_model")
+    num_positions = check_int(num_positions, "num_positions", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
 
     # (T, 1)
     positions = np.arange(num_positions, dtype=np.float64)[:, None]

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from lessons_code._checks import (
+    check_device,
+    check_int,
+    check_int_list,
     check_like,
-    check_positive_int,
     check_tensor,
 )
 from lessons_code.attention import scaled_dot_product_attention
@@ -85,8 +87,8 @@ def rnn_loop(
     w_xh = check_tensor(w_xh, "w_xh", ndim=2)
     w_hh = check_tensor(w_hh, "w_hh", ndim=2)
     b = check_tensor(b, "b", ndim=1)
-    for name, t in (("w_xh", w_xh), ("w_hh", w_hh), ("b", b)):
-        check_like(t, name, like=x, like_name="x")
+    for name, weight in (("w_xh", w_xh), ("w_hh", w_hh), ("b", b)):
+        check_like(weight, name, like=x, like_name="x")
     B, T, D = x.shape
     if w_xh.shape[0] != D:
         raise ValueError(
@@ -201,23 +203,13 @@ def time_rnn_vs_attention(
     >>> [(r.seq_len, r.rnn_steps, r.attention_steps) for r in records]
     [(4, 4, 1), (8, 8, 1)]
     """
-    if not isinstance(seq_lens, Iterable):
-        raise TypeError(
-            f"seq_lens must be an iterable of sequence lengths, got {type(seq_lens).__name__}"
-        )
-    lengths = [check_positive_int(t, "seq_lens") for t in seq_lens]
-    if not lengths:
-        raise ValueError(
-            "seq_lens must hold at least one sequence length, got none"
-        )
-    D = check_positive_int(d_model, "d_model")
-    repeats = check_positive_int(repeats, "repeats")
-    B = check_positive_int(batch_size, "batch_size")
-    seed = check_positive_int(seed, "seed", minimum=0)
-    device = (
-        torch.device("cpu") if device is None else torch.device(device)
-    )
-    synchronize = (
+    lengths = check_int_list(seq_lens, "seq_lens", minimum=1)
+    D = check_int(d_model, "d_model", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    B = check_int(batch_size, "batch_size", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    device = check_device(device, "device")
+    synchronize: Callable[[], None] = (
         torch.cuda.synchronize
         if device.type == "cuda"
         else (lambda: None)

@@ -38,7 +38,7 @@ def attention_by_loops(
 
 
 def worked_example(seed: int = 0, T: int = 5, D: int = 6) -> tuple[np.ndarray, ...]:
-    """The syllabus' inputs: 5 tokens, width 6, seed 0, weights N(0, 1) * 0.3."""
+    """The self-attention lesson's inputs: 5 tokens, width 6, seed 0, weights N(0, 1) * 0.3."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((T, D))
     w_q, w_k, w_v = (0.3 * rng.standard_normal((D, D)) for _ in range(3))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 
@@ -66,7 +67,10 @@ def test_layer_norm_errors() -> None:
 
 
 def numpy_block_inputs(seed: int = 0) -> dict[str, np.ndarray]:
-    """Syllabus section 5: 5 tokens, D = 8, FF = 16, weights N(0, 1) * 0.2, zero biases."""
+    """The encoder-block lesson's NumPy block.
+
+    5 tokens, D = 8, FF = 16, weights N(0, 1) * 0.2, zero biases.
+    """
     rng = np.random.default_rng(seed)
     T_, D_, FF_ = 5, 8, 16
     return {
@@ -144,7 +148,7 @@ def test_encoder_block_matches_pytorch(
         torch.testing.assert_close(block(x), layer(x))
 
 
-def test_encoder_block_syllabus_settings_default_initialisation() -> None:
+def test_encoder_block_lesson_settings_default_initialisation() -> None:
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True).eval()
     block = EncoderBlock.from_torch(layer)
@@ -304,6 +308,18 @@ def test_every_block_keeps_the_shape(
     assert Encoder(2, d_model, num_heads, d_ff, norm_first)(x).shape == x.shape
     assert DecoderBlock(d_model, num_heads, d_ff, norm_first)(x, memory).shape == x.shape
     assert FeedForward(d_model, d_ff)(x).shape == x.shape
+
+
+@pytest.mark.parametrize("cls", [FeedForward, EncoderBlock, Encoder, DecoderBlock])
+def test_dropout_is_keyword_only_and_named_as_in_pytorch(cls: type[nn.Module]) -> None:
+    # torch.nn.TransformerEncoderLayer / DecoderLayer call it ``dropout``; our
+    # fourth positional argument is ``norm_first`` (theirs is ``dropout``), so
+    # the probability is passed by name everywhere, never by position.
+    parameter = inspect.signature(cls).parameters["dropout"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameter.default == 0.0
+    for torch_layer in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer):
+        assert "dropout" in inspect.signature(torch_layer).parameters
 
 
 # -- errors -----------------------------------------------------------------

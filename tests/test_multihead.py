@@ -79,8 +79,8 @@ def test_functional_matches_pytorch(
     torch.testing.assert_close(multihead_attention(x, mha), expected)
 
 
-def test_functional_on_default_initialisation_syllabus_settings() -> None:
-    # Section 3: D = 16, H = 4, batch 2, length 5, seed 0, float32.
+def test_functional_on_default_initialisation_lesson_settings() -> None:
+    # The multi-head attention lesson's sizes: D = 16, H = 4, batch 2, length 5, seed 0.
     torch.manual_seed(0)
     mha = nn.MultiheadAttention(16, 4, batch_first=True)
     x = torch.randn(2, 5, 16)

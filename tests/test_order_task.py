@@ -62,7 +62,7 @@ def test_dataset_is_reproducible_and_advances_the_generator() -> None:
     assert not torch.equal(first[0], second[0])
 
 
-def test_splits_follow_the_syllabus() -> None:
+def test_splits_have_the_sizes_of_the_lesson() -> None:
     data = make_order_splits()
     assert data.x_train.shape == (400, 8, 16)
     assert data.y_train.shape == (400,)
@@ -271,3 +271,16 @@ def test_grid_errors() -> None:
         run_order_grid(epochs=0)
     with pytest.raises(TypeError, match="seeds must be an iterable of integers, got str"):
         run_order_grid(seeds="01")  # type: ignore[arg-type]
+
+
+def test_order_data_to_moves_every_tensor_and_keeps_the_values() -> None:
+    data = make_order_splits(4, d_model=4, n_train=3, n_test=2)
+    moved = data.to("meta")
+    for field in dataclasses.fields(data):
+        assert getattr(moved, field.name).device == torch.device("meta")
+        assert getattr(data, field.name).device == torch.device("cpu")  # unchanged
+    again = data.to(None)
+    for field in dataclasses.fields(data):
+        assert torch.equal(getattr(again, field.name), getattr(data, field.name))
+    with pytest.raises(TypeError, match="device must be None"):
+        data.to(0)  # type: ignore[arg-type]

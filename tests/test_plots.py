@@ -113,6 +113,22 @@ def test_hidden_line_is_not_data(ax: plt.Axes) -> None:
     assert legend_covers_data(ax) is False
 
 
+def test_legend_in_a_sub_figure() -> None:
+    # The axes' figure is then a SubFigure, which cannot be laid out itself.
+    fig = plt.figure()
+    try:
+        ax = fig.subfigures(1, 2)[1].subplots()
+        ax.plot([0, 1], [0, 1], label="rising")
+        ax.legend(loc="upper left")
+        assert legend_covers_data(ax) is False
+        ax.legend(loc="lower right")
+        assert legend_covers_data(ax) is False
+        ax.legend(loc="center")
+        assert legend_covers_data(ax) is True
+    finally:
+        plt.close(fig)
+
+
 def test_rejects_non_axes() -> None:
     with pytest.raises(TypeError, match="ax"):
         legend_covers_data("not an axes")  # type: ignore[arg-type]

@@ -105,11 +105,13 @@ def _return_type_after_returns(
     if domain != "py":
         return
     for field_list in [n for n in contentnode.children if isinstance(n, nodes.field_list)]:
-        names = [f[0].astext().strip() for f in field_list.children]
+        fields = [f for f in field_list.children if isinstance(f, nodes.field)]
+        names = [f[0].astext().strip() for f in fields]
         if "rtype" not in names:
             continue
-        rtype = field_list.children[names.index("rtype")]
+        rtype = fields[names.index("rtype")]
         body = rtype[1]
+        assert isinstance(body, nodes.field_body)  # a field is its name, then its body
         if (
             len(body) == 1
             and isinstance(body[0], nodes.paragraph)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
     from sphinx.application import Sphinx
 
 EXT = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ COLUMN_PX = 688
 #: The widest ``figsize`` (inches) that is shown without being shrunk.
 MAX_WIDTH_IN = COLUMN_PX / DISPLAY_DPI
 
-RC: dict[str, Any] = {
+RC: dict[RcKeyType, Any] = {
     "figure.dpi": DISPLAY_DPI,
     "savefig.dpi": SCALE * DISPLAY_DPI,
     "savefig.bbox": "tight",
@@ -122,7 +123,7 @@ def apply_to_notebook() -> None:
     shell.display_formatter.formatters["image/png"].for_type(Figure, png_with_width)
 
 
-def reset_for_gallery(gallery_conf: dict, fname: str) -> None:
+def reset_for_gallery(gallery_conf: dict[str, Any], fname: str) -> None:
     """sphinx-gallery ``reset_modules`` hook: the book's settings for each example."""
     apply()
 
@@ -134,7 +135,7 @@ _IMAGE_SG = re.compile(
 _SRCSET = re.compile(r"^(?P<indent> +):srcset: .*$", re.MULTILINE)
 
 
-def scraper(block: Any, block_vars: dict, gallery_conf: dict) -> str:
+def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
     """sphinx-gallery image scraper: Matplotlib's, with each image shown at half its width.
 
     The figures are saved at ``savefig.dpi`` (192, from :data:`RC`). Each

@@ -1,4 +1,4 @@
-"""Check every number the prose states against what the syllabus expects.
+"""Check every number the prose states against the range its page's claims file allows.
 
 Pages glue their measured numbers into the prose with MyST-NB's ``glue``. This
 extension reads the glued values of every page after the pages have executed

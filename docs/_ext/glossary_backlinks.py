@@ -39,14 +39,16 @@ def _uses(env: Any) -> dict[str, list[Use]]:
     """The term references of each page (kept in the environment)."""
     if not hasattr(env, "glossary_term_uses"):
         env.glossary_term_uses = {}
-    return env.glossary_term_uses
+    uses: dict[str, list[Use]] = env.glossary_term_uses
+    return uses
 
 
 def _glossaries(env: Any) -> set[str]:
     """Docnames of the pages that hold a glossary."""
     if not hasattr(env, "glossary_pages"):
         env.glossary_pages = set()
-    return env.glossary_pages
+    pages: set[str] = env.glossary_pages
+    return pages
 
 
 def _section(node: nodes.Node) -> nodes.section | None:
@@ -74,7 +76,8 @@ def collect_uses(app: Sphinx, doctree: nodes.document) -> None:
             found.append((_key(ref["reftarget"]), "", ""))
         else:
             title = section.next_node(nodes.title)
-            found.append((_key(ref["reftarget"]), section["ids"][0], title.astext()))
+            heading = title.astext() if title is not None else ""
+            found.append((_key(ref["reftarget"]), section["ids"][0], heading))
     if found:
         _uses(env)[docname] = found
 
@@ -101,8 +104,11 @@ def _state(env: Any) -> list[tuple[str, list[Use], str]]:
     )
 
 
-def remember_state(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:
+def remember_state(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
     """Before pages are read again, note what the lists show now."""
+    # A note on this build's application object, read back by rewrite_glossary.
     app._glossary_backlinks_before = _state(env)  # type: ignore[attr-defined]
     return []
 
@@ -146,7 +152,8 @@ def fill_backlinks(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                     "", text if anchor else page_title, internal=True, refuri=uri
                 )
             definition = item.next_node(nodes.definition)
-            definition += paragraph
+            if definition is not None:  # a glossary entry always has one
+                definition.append(paragraph)
 
 
 def purge_uses(app: Sphinx, env: Any, docname: str) -> None:

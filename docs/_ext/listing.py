@@ -25,7 +25,7 @@ import ast
 import importlib.util
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _is_check_call(node: ast.AST | None) -> bool:
+def _is_check_call(node: ast.AST | None) -> TypeGuard[ast.Call]:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -100,7 +100,7 @@ def _without_edge_blanks(lines: list[str]) -> list[str]:
 
 def _first_line(node: ast.stmt) -> int:
     """The first source line of ``node``, its decorators included."""
-    decorators = getattr(node, "decorator_list", [])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 

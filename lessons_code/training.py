@@ -1,0 +1,185 @@
+"""Helpers the book's training experiments share: seeding, scoring, running side by side.
+
+The order-detection experiment (:mod:`lessons_code.order_task`) and the depth
+study (:mod:`lessons_code.depth`) build every model with :func:`seeded`,
+score it with :func:`accuracy` and train their grids of runs with
+:func:`map_in_threads`, so the two experiments seed, measure and parallelise
+the same way. Each helper works on any model and any list of settings, so a
+reader can use them for experiments of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import torch
+from torch import nn
+
+from lessons_code._checks import check_int, check_like, check_tensor
+
+__all__ = ["accuracy", "map_in_threads", "seeded"]
+
+# Held while a run seeds PyTorch's global generator and draws its initial
+# weights, so that runs trained in parallel threads cannot interleave draws.
+_INIT_LOCK = threading.Lock()
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+
+def accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
+    """Fraction of examples whose predicted label (logit > 0) equals the label.
+
+    The prediction for a binary task: label 1 where the logit is positive,
+    0 elsewhere.
+
+    Parameters
+    ----------
+    logits
+        One logit per example.
+    y
+        The labels, 0.0 or 1.0, of the dtype and device of ``logits``.
+
+    Returns
+    -------
+    float
+        The accuracy, in ``[0, 1]``.
+
+    Shape
+    -----
+    ``logits`` and ``y``: ``(n,)``, where ``n`` is the number of examples.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a floating-point tensor, or the dtypes differ.
+    ValueError
+        If the shapes differ, there are no examples, or the devices differ.
+
+    Examples
+    --------
+    >>> accuracy(torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1.0, 0.0, 0.0]))
+    0.6666666865348816
+    """
+    logits = check_tensor(logits, "logits", ndim=1)
+    y = check_tensor(y, "y", ndim=1)
+    if y.shape != logits.shape:
+        raise ValueError(
+            f"y must have the shape of logits {tuple(logits.shape)}, "
+            f"got {tuple(y.shape)}"
+        )
+    if logits.numel() == 0:
+        raise ValueError(
+            "logits must hold at least one example, got none"
+        )
+    check_like(y, "y", like=logits, like_name="logits")
+    return float(((logits > 0).float() == y).float().mean())
+
+
+def seeded(seed: int, build: Callable[[], ModuleT]) -> ModuleT:
+    """Return ``build()`` run with torch seeded by ``seed``; the global random state is kept.
+
+    The seeding happens inside ``torch.random.fork_rng``, so the caller's
+    random state is the same afterwards, and under a lock, so that models
+    built in parallel threads cannot interleave their draws: the same seed
+    gives the same initial weights whatever else is running.
+
+    Parameters
+    ----------
+    seed
+        Seed of PyTorch's global generator while ``build`` runs (at least 0).
+    build : collections.abc.Callable
+        A function of no arguments that builds the module, e.g.
+        ``lambda: nn.Linear(2, 2)``.
+
+    Returns
+    -------
+    torch.nn.Module
+        What ``build`` returned.
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer or ``build`` is not callable.
+    ValueError
+        If ``seed < 0``.
+
+    Examples
+    --------
+    >>> first = seeded(0, lambda: nn.Linear(2, 2))
+    >>> second = seeded(0, lambda: nn.Linear(2, 2))
+    >>> torch.equal(first.weight, second.weight)
+    True
+    """
+    seed = check_int(seed, "seed", minimum=0)
+    if not callable(build):
+        raise TypeError(
+            f"build must be a function of no arguments, got {type(build).__name__}"
+        )
+    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
+
+
+def map_in_threads(
+    function: Callable[[ItemT], ResultT],
+    items: Sequence[ItemT],
+    *,
+    workers: int | None = None,
+) -> list[ResultT]:
+    """Return ``[function(item) for item in items]``, computed by ``workers`` threads.
+
+    PyTorch releases Python's global interpreter lock inside its kernels, so
+    on a machine with several cores, threads that each train a small model
+    really run at the same time. The results come back in the order of
+    ``items`` whatever order the threads finish in. With one worker the items
+    are computed one after the other in the calling thread.
+
+    Parameters
+    ----------
+    function : collections.abc.Callable
+        Called once per item; it must not depend on the other calls (use
+        :func:`seeded` for anything random).
+    items : collections.abc.Sequence
+        The arguments, one per call.
+    workers
+        Number of threads (default: the number of CPU cores, at most one per
+        item).
+
+    Returns
+    -------
+    list
+        ``function(item)`` for each item, in the order of ``items``.
+
+    Raises
+    ------
+    TypeError
+        If ``function`` is not callable, ``items`` is not a sequence, or
+        ``workers`` is not an integer.
+    ValueError
+        If ``workers < 1``.
+
+    Examples
+    --------
+    >>> map_in_threads(lambda n: n * n, [1, 2, 3], workers=2)
+    [1, 4, 9]
+    """
+    if not callable(function):
+        raise TypeError(
+            f"function must be callable, got {type(function).__name__}"
+        )
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise TypeError(
+            f"items must be a sequence (e.g. a list), got {type(items).__name__}"
+        )
+    if workers is None:
+        workers = max(1, min(len(items), os.cpu_count() or 1))
+    workers = check_int(workers, "workers", minimum=1)
+    if workers == 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
