@@ -162,8 +162,12 @@ html_title = project
 html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"
 # How a lesson prints (A4): no chrome, solutions open, code wrapped, no figure
-# split across pages (checked by tests/site/test_print.py).
-html_css_files = [("print.css", {"media": "print"})]
+# split across pages (checked by tests/site/test_print.py). How a page fits a
+# narrow window: nothing scrolls the page sideways (tests/site/test_narrow.py).
+html_css_files = [
+    ("print.css", {"media": "print"}),
+    ("narrow.css", {"media": "screen"}),
+]
 html_last_updated_fmt = None
 html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False

@@ -28,9 +28,27 @@ document.addEventListener("DOMContentLoaded", () => {
     list.removeAttribute("role");
   });
 });
-// Display formulas wider than the column scroll sideways: let the keyboard reach them.
-window.addEventListener("load", () => {
-  document.querySelectorAll("div.display-math, div.display-math > .katex").forEach((block) => {
-    if (block.scrollWidth > block.clientWidth) block.tabIndex = 0;
-  });
+// Code blocks, display formulas and tables scroll sideways inside their own box
+// when wider than the column (narrow.css): let the keyboard reach the ones that
+// do. The theme checks its code blocks and tables when the page loads and when
+// the window is resized, so one in a tab or a solution that was closed on load
+// stays out of reach when it opens; here every box is checked again whenever
+// its size changes (the window is resized, a tab or a solution opens).
+const SCROLL_BOXES = [
+  "pre",
+  ".cell_output > .output",
+  ".pst-scrollable-table-container",
+  "div.display-math",
+  "div.display-math > .katex",
+  "table.dataframe",
+].join(", ");
+const reach = (box) => {
+  if (box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+  else box.removeAttribute("tabindex");
+};
+const resized = new ResizeObserver((entries) => entries.forEach((entry) => reach(entry.target)));
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll(SCROLL_BOXES).forEach((box) => resized.observe(box));
 });
+// Formulas are measured again once the page's fonts have loaded.
+window.addEventListener("load", () => document.querySelectorAll(SCROLL_BOXES).forEach(reach));
