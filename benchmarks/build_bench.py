@@ -313,7 +313,7 @@ class Visit:
     raw: int = 0
     compressed: int = 0
     icon_font: int = 0  # compressed bytes of the icon font's script and webfonts
-    images: int = 0  # compressed (= raw) bytes of images
+    images: int = 0  # compressed bytes of the page's images (``_images/``)
 
 
 @dataclass
@@ -439,7 +439,7 @@ def page_weights(site: Path) -> list[PageWeight]:
             weight.compressed += compressed
             if ICON_FONT.search(relative):
                 weight.icon_font += compressed
-            if Path(relative).suffix in {".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif"}:
+            if relative.startswith("_images/"):  # figures, diagrams, thumbnails
                 weight.images += compressed
         return weight
 
