@@ -114,13 +114,14 @@ def quantise(image: Image.Image) -> Image.Image:
 
     An image with that few colours is kept exactly. Otherwise the palette is
     chosen by median cut over the image's colours, each weighing as many
-    pixels as it covers but at most :data:`WEIGHT_CAP`: weighed by plain
-    pixel counts, the white background and the anti-aliased text take most
-    entries and the steps of a colour bar merge into visible bands. Each
-    entry is then replaced by the most common colour it stands for, so white,
-    black, the line colours and the cells of a heatmap are kept exactly, and
-    every pixel takes its nearest entry (squared RGB distance, in integers:
-    the result is the same on every machine).
+    pixels as it covers but at most :data:`WEIGHT_CAP`. Weighed by plain
+    pixel counts, the large areas get most entries and a colour bar's steps
+    merge into bands: on the multi-head attention figure its colours moved by
+    up to 14 levels (of 255), against 6 with the cap. Each entry is then
+    replaced by the most common colour it stands for, so the dominant colours
+    (white, black, the lines, a heatmap's cells) come out exact, and every
+    pixel takes its nearest entry (squared RGB distance, in integers: the
+    result is the same on every machine).
 
     Fully transparent pixels (sphinx-gallery's padding around a thumbnail)
     share one transparent entry; a pixel that is partly transparent raises
