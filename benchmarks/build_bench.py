@@ -429,6 +429,10 @@ def page_weights(site: Path) -> list[PageWeight]:
     def visit(page, host: StaticHost, path: str) -> Visit:
         host.sent.clear()
         page.goto(f"{host.url}/{path}", wait_until="networkidle")
+        # Webfonts are requested once the icon script has drawn: wait for them too.
+        page.evaluate("document.fonts.ready.then(() => true)")
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(500)
         weight = Visit()
         for relative, status in list(host.sent):
             if status != 200:
@@ -463,8 +467,8 @@ def page_weights(site: Path) -> list[PageWeight]:
     return rows
 
 
-def lighthouse(site: Path) -> list[tuple[str, float, float, float]]:
-    """(page, performance score, LCP ms, TBT ms) from Lighthouse's mobile preset."""
+def lighthouse(site: Path, runs: int) -> list[tuple[str, list[tuple[float, float, float]]]]:
+    """Per page, ``runs`` x (performance score, LCP ms, TBT ms) from Lighthouse's mobile preset."""
     import json
 
     chromium = find_chromium()
@@ -488,28 +492,32 @@ def lighthouse(site: Path) -> list[tuple[str, float, float, float]]:
                 f"--chrome-flags={' '.join(CHROMIUM_ARGS)}",
             ]
             env = {**os.environ, "CHROME_PATH": chromium}
-            done = subprocess.run(
-                command, capture_output=True, text=True, env=env, timeout=300, check=False
-            )
-            if done.returncode != 0:
-                print(
-                    f"Lighthouse failed on {page} (exit {done.returncode}):\n{done.stderr[-2000:]}"
+            found = []
+            for _ in range(runs):
+                done = subprocess.run(
+                    command, capture_output=True, text=True, env=env, timeout=300, check=False
                 )
-                continue
-            found = json.loads(done.stdout)
-            audits = found["audits"]
-            results.append(
-                (
-                    page,
-                    100 * found["categories"]["performance"]["score"],
-                    audits["largest-contentful-paint"]["numericValue"],
-                    audits["total-blocking-time"]["numericValue"],
+                if done.returncode != 0:
+                    print(f"Lighthouse failed on {page} (exit {done.returncode}):")
+                    print(done.stderr[-2000:])
+                    continue
+                report = json.loads(done.stdout)
+                audits = report["audits"]
+                found.append(
+                    (
+                        100 * report["categories"]["performance"]["score"],
+                        audits["largest-contentful-paint"]["numericValue"],
+                        audits["total-blocking-time"]["numericValue"],
+                    )
                 )
-            )
+            if found:
+                results.append((page, found))
     return results
 
 
-def page_report(weights: list[PageWeight], scores: list[tuple[str, float, float, float]]) -> str:
+def page_report(
+    weights: list[PageWeight], scores: list[tuple[str, list[tuple[float, float, float]]]]
+) -> str:
     """Format the two page-weight tables, with their goals, and Lighthouse's figures."""
 
     def kb(size: int) -> str:
@@ -571,11 +579,23 @@ def page_report(weights: list[PageWeight], scores: list[tuple[str, float, float,
         header = ["type", "page", "files", "raw", "compressed", "images", "less images", "goal"]
         parts.append(table(header, rows))
     if scores:
-        parts.append("\nLighthouse (mobile preset, simulated throttling, on this machine)\n")
-        rows = [
-            [page, f"{score:.0f}", f"{lcp / 1e3:.2f}", f"{tbt:.0f}"]
-            for page, score, lcp, tbt in scores
-        ]
+        runs = max(len(found) for _, found in scores)
+        parts.append(
+            f"\nLighthouse (mobile preset, simulated throttling, on this machine): "
+            f"median of {runs} runs, [lowest, highest]\n"
+        )
+        rows = []
+        for page, found in scores:
+            score, lcp, tbt = ([run[i] for run in found] for i in range(3))
+            lcp = [ms / 1e3 for ms in lcp]
+            rows.append(
+                [
+                    page,
+                    f"{statistics.median(score):.0f} [{min(score):.0f}, {max(score):.0f}]",
+                    f"{statistics.median(lcp):.2f} [{min(lcp):.2f}, {max(lcp):.2f}]",
+                    f"{statistics.median(tbt):.0f} [{min(tbt):.0f}, {max(tbt):.0f}]",
+                ]
+            )
         parts.append(table(["page", "performance", "LCP s", "TBT ms"], rows))
     return "\n".join(parts)
 
@@ -647,18 +667,21 @@ def main(argv: list[str] | None = None) -> None:
         default=ROOT / "docs" / "_build" / "html",
         help="the built site --pages-only measures (docs/_build/html)",
     )
+    parser.add_argument(
+        "--lighthouse-runs", type=int, default=3, help="Lighthouse runs per page (3; 0: none)"
+    )
     args = parser.parse_args(argv)
     if args.pages_only:
         if not (args.site / "index.html").is_file():
             sys.exit(f"No built site in {args.site}: build it first (`nox -s docs`).")
-        print(page_report(page_weights(args.site), lighthouse(args.site)))
+        print(page_report(page_weights(args.site), lighthouse(args.site, args.lighthouse_runs)))
         return
     work = Path(tempfile.mkdtemp(prefix="lessons-bench-"))
     try:
         print(f"Scratch folder: {work}", flush=True)
         scenarios, cold, copy = run_scenarios(work, args.repeats)
         site = copy / "docs" / "_build" / "html"
-        weights, scores = page_weights(site), lighthouse(site)
+        weights, scores = page_weights(site), lighthouse(site, args.lighthouse_runs)
         print()
         print(report(scenarios, cold, args.repeats))
         print()
