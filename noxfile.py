@@ -26,6 +26,8 @@ TORCH = "torch==2.13.0"
 PROJECT = nox.project.load_toml(ROOT / "pyproject.toml")["project"]
 EXTRAS = PROJECT["optional-dependencies"]
 AXE_CORE = "axe-core@4.14.1"
+# For the bench's page figures; 12.x is the last line that runs on Node 18/20.
+LIGHTHOUSE = "lighthouse@12.8.2"
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
 
@@ -134,10 +136,33 @@ def bench(session: nox.Session) -> None:
     """Time cold and incremental builds in a scratch copy; print what each page transfers.
 
     Figures are printed, never asserted (see benchmarks/build_bench.py);
-    ``nox -s bench -- --repeats 1`` gives a quicker, rougher run.
+    ``nox -s bench -- --repeats 1`` gives a quicker, rougher run, and
+    ``nox -s bench -- --pages-only`` only weighs the pages of the site already
+    built in docs/_build/html and runs Lighthouse on it (a minute or two).
     """
     _install(session, "docs", "test")
+    _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")
     session.run("python", str(ROOT / "benchmarks" / "build_bench.py"), *session.posargs)
+
+
+def _install_npm(session: nox.Session, folder: str, spec: str, package: str) -> None:
+    """``spec`` from the npm registry into ``folder`` (ignored by git), unless it is there."""
+    if (ROOT / folder / "node_modules" / package / "package.json").is_file():
+        return
+    if shutil.which("npm") is None:
+        session.warn(f"npm not found: {package} is not installed")
+        return
+    session.run(
+        "npm",
+        "install",
+        "--no-save",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(ROOT / folder),
+        spec,
+        external=True,
+    )
 
 
 @nox.session(python=PYTHON)

@@ -22,9 +22,12 @@ lines and sphinx-gallery's summary. For the package edit, the pages and
 examples that should run again are found independently of the build's own
 dependency tracking, with the standard library's ``modulefinder`` run on the
 code of each page and example. A second table gives the execution time of
-every page and example in the cold build, and a third the bytes each top-level
-page transfers in headless Chromium, split into the theme's assets, ours
-(the page and every other asset) and images.
+every page and example in the cold build. Then the page weights: for the
+landing page, every lesson, gallery example and API page, the files, raw and
+compressed bytes of a first visit and of a second page after the landing page
+(headless Chromium, the site served like a static host), and Lighthouse's
+performance score, LCP and TBT for the landing and positional-encoding pages.
+``--pages-only`` measures only these, on an already built site.
 
 The figures are printed, never asserted: the script exits non-zero only when a
 build fails.
@@ -54,7 +57,6 @@ from site_support import (  # noqa: E402
     executed,
     find_chromium,
     gallery_state,
-    serve_folder,
 )
 
 PACKAGE = "lessons_code"
@@ -281,67 +283,326 @@ def progress(label: str, build: Build) -> None:
 
 
 # -- what a reader's browser downloads ---------------------------------------------
+#
+# The built site is served the way a static host serves it: text gzip-compressed
+# at level 9 (when the browser accepts it), every file with
+# ``Cache-Control: max-age=600`` (GitHub Pages' setting), so a second page in the
+# same visit fetches only what it does not share with the first. Every file the
+# server sends is counted; a file the browser takes from its cache never reaches
+# the server. Sizes are the bodies: raw (the file) and compressed (gzip -9 for
+# text, images and fonts as they are).
+
+#: Served gzip-compressed: everything else (PNG, WOFF2, ...) is compressed already.
+TEXT_SUFFIXES = frozenset({".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".xml", ".map"})
+#: The theme's icon font: its JavaScript and webfonts (another change removes them).
+ICON_FONT = re.compile(r"(fontawesome[^/]*\.js|\.woff2?)$")
+#: Goals of issue 17, compressed bytes: a first visit per page type; a second
+#: page in the same visit, not counting its own images.
+FIRST_VISIT_GOAL = {"landing": 200_000, "lesson": 400_000}
+SECOND_PAGE_GOAL = 150_000
+#: Lighthouse (npm), installed by ``nox -s bench`` into ``.lighthouse/``.
+LIGHTHOUSE_CLI = ROOT / ".lighthouse" / "node_modules" / "lighthouse" / "cli" / "index.js"
+LIGHTHOUSE_PAGES = ("index.html", "positional_encoding.html")
 
 
-def theme_files() -> set[str]:
-    """Paths under ``_static/`` that the theme (and Sphinx's basic theme) ship."""
-    import pydata_sphinx_theme
-    import sphinx
-    import sphinx_book_theme
+@dataclass
+class Visit:
+    """The files the server sent for one page load."""
 
-    folders = [
-        Path(sphinx.__file__).parent / "themes" / "basic" / "static",
-        Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static",
-        Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static",
-    ]
-    names = {
-        # Templated assets (basic.css.jinja, documentation_options.js_t) are
-        # served under the name without the template suffix.
-        path.relative_to(folder).as_posix().removesuffix(".jinja").removesuffix("_t")
-        for folder in folders
-        for path in folder.rglob("*")
-        if path.is_file()
-    }
-    # Written by Sphinx for the theme: its syntax-highlighting colours.
-    return names | {"pygments.css"}
+    files: int = 0
+    raw: int = 0
+    compressed: int = 0
+    icon_font: int = 0  # compressed bytes of the icon font's script and webfonts
+    images: int = 0  # compressed bytes of the page's images (``_images/``)
 
 
-def page_bytes(html: Path) -> list[tuple[str, int, int, int, int]]:
-    """(page, theme, ours, images, math elements) for every top-level page."""
+@dataclass
+class PageWeight:
+    """One page: a first visit (empty cache), and after the landing page (warm cache)."""
+
+    kind: str
+    page: str
+    first: Visit
+    second: Visit | None  # None for the landing page itself
+    math: int  # MathML elements on the page
+
+
+def file_sizes(site: Path, relative: str, cache: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """(raw, compressed) bytes of a file of the site, as a static host sends it."""
+    import gzip
+
+    if relative not in cache:
+        data = (site / relative).read_bytes()
+        packed = len(gzip.compress(data, 9, mtime=0))
+        text = Path(relative).suffix in TEXT_SUFFIXES
+        cache[relative] = (len(data), packed if text else len(data))
+    return cache[relative]
+
+
+class StaticHost:
+    """Serve a folder like a static host, on a free port of 127.0.0.1.
+
+    ``with StaticHost(site) as host:`` gives ``host.url``; ``host.sent`` lists
+    (path, status) of every response, in order.
+    """
+
+    def __init__(self, site: Path) -> None:
+        import functools
+        import gzip
+        import http.server
+        from urllib.parse import unquote
+
+        self.sent: list[tuple[str, int]] = []
+        sent = self.sent
+        packed: dict[Path, bytes] = {}
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def end_headers(self) -> None:
+                self.send_header("Cache-Control", "max-age=600")
+                super().end_headers()
+
+            def do_GET(self) -> None:
+                path = Path(self.translate_path(self.path))
+                if path.is_dir():
+                    path = path / "index.html"
+                accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+                if not (accepts and path.is_file() and path.suffix in TEXT_SUFFIXES):
+                    super().do_GET()
+                    return
+                if path not in packed:
+                    packed[path] = gzip.compress(path.read_bytes(), 9, mtime=0)
+                self.send_response(200)
+                self.send_header("Content-Type", self.guess_type(str(path)))
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(packed[path])))
+                self.end_headers()
+                self.wfile.write(packed[path])
+
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                relative = unquote(urlparse(self.path).path).lstrip("/")
+                if relative == "" or relative.endswith("/"):
+                    relative += "index.html"
+                sent.append((relative, int(code)))
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        handler = functools.partial(Handler, directory=str(site))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> StaticHost:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def weighed_pages(site: Path) -> list[tuple[str, str]]:
+    """(page type, page) for every page measured: landing, lessons, gallery, API."""
+    from site_support import LESSON_PAGES
+
+    pages = [("landing", "index.html")]
+    pages += [("lesson", page) for page in LESSON_PAGES if (site / page).is_file()]
+    gallery = sorted(site.glob("auto_examples/plot_*.html"))
+    pages += [("gallery", path.relative_to(site).as_posix()) for path in gallery]
+    api = [site / "api.html", *sorted(site.glob("api/*.html"))]
+    pages += [("API", path.relative_to(site).as_posix()) for path in api if path.is_file()]
+    return pages
+
+
+def page_weights(site: Path) -> list[PageWeight]:
+    """Load every measured page in headless Chromium and weigh what the server sent."""
     from playwright.sync_api import sync_playwright
 
     chromium = find_chromium()
     if chromium is None:
-        print("No Chromium found: the transferred-bytes table is skipped.")
+        print("No Chromium found: the page-weight table is skipped.")
         return []
-    theme = theme_files()
+    sizes: dict[str, tuple[int, int]] = {}
     rows = []
-    with serve_folder(html) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        for page_file in sorted(html.glob("*.html")):
-            if page_file.name in ("genindex.html", "search.html", "py-modindex.html"):
+
+    def visit(page, host: StaticHost, path: str) -> Visit:
+        host.sent.clear()
+        page.goto(f"{host.url}/{path}", wait_until="networkidle")
+        # Webfonts are requested once the icon script has drawn: wait for them too.
+        page.evaluate("document.fonts.ready.then(() => true)")
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(500)
+        weight = Visit()
+        for relative, status in list(host.sent):
+            if status != 200:
                 continue
+            raw, compressed = file_sizes(site, relative, sizes)
+            weight.files += 1
+            weight.raw += raw
+            weight.compressed += compressed
+            if ICON_FONT.search(relative):
+                weight.icon_font += compressed
+            if relative.startswith("_images/"):  # figures, diagrams, thumbnails
+                weight.images += compressed
+        return weight
+
+    with StaticHost(site) as host, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        for kind, path in weighed_pages(site):
             context = browser.new_context()  # empty cache: a first visit
-            page = context.new_page()
-            finished: list = []
-            page.on("requestfinished", lambda request, done=finished: done.append(request))
-            page.goto(f"{url}/{page_file.name}", wait_until="networkidle")
-            math = page.locator("math").count()
-            split = {"theme": 0, "ours": 0, "images": 0}
-            for request in finished:
-                sizes = request.sizes()
-                size = sizes["responseBodySize"] + sizes["responseHeadersSize"]
-                path = urlparse(request.url).path.lstrip("/")
-                if request.resource_type == "image":
-                    split["images"] += size
-                elif path.startswith("_static/") and path.removeprefix("_static/") in theme:
-                    split["theme"] += size
-                else:
-                    split["ours"] += size
-            rows.append((page_file.stem, split["theme"], split["ours"], split["images"], math))
+            tab = context.new_page()
+            first = visit(tab, host, path)
+            math = tab.locator("math").count()
             context.close()
+            second = None
+            if path != "index.html":
+                context = browser.new_context()
+                tab = context.new_page()
+                visit(tab, host, "index.html")  # the landing page first...
+                second = visit(tab, host, path)  # ...then this page, cache warm
+                context.close()
+            rows.append(PageWeight(kind, path, first, second, math))
         browser.close()
     return rows
+
+
+def lighthouse(site: Path, runs: int) -> list[tuple[str, list[tuple[float, float, float]]]]:
+    """Per page, ``runs`` x (performance score, LCP ms, TBT ms) from Lighthouse's mobile preset."""
+    import json
+
+    chromium = find_chromium()
+    if chromium is None or not LIGHTHOUSE_CLI.is_file() or shutil.which("node") is None:
+        print(
+            f"Lighthouse skipped: it needs node, Chromium and {LIGHTHOUSE_CLI.relative_to(ROOT)} "
+            "(`nox -s bench` installs it)."
+        )
+        return []
+    results = []
+    with StaticHost(site) as host:
+        for page in LIGHTHOUSE_PAGES:
+            command = [
+                "node",
+                str(LIGHTHOUSE_CLI),
+                f"{host.url}/{page}",
+                "--quiet",
+                "--only-categories=performance",
+                "--output=json",
+                "--output-path=stdout",
+                f"--chrome-flags={' '.join(CHROMIUM_ARGS)}",
+            ]
+            env = {**os.environ, "CHROME_PATH": chromium}
+            found = []
+            for _ in range(runs):
+                done = subprocess.run(
+                    command, capture_output=True, text=True, env=env, timeout=300, check=False
+                )
+                if done.returncode != 0:
+                    print(f"Lighthouse failed on {page} (exit {done.returncode}):")
+                    print(done.stderr[-2000:])
+                    continue
+                report = json.loads(done.stdout)
+                audits = report["audits"]
+                found.append(
+                    (
+                        100 * report["categories"]["performance"]["score"],
+                        audits["largest-contentful-paint"]["numericValue"],
+                        audits["total-blocking-time"]["numericValue"],
+                    )
+                )
+            if found:
+                results.append((page, found))
+    return results
+
+
+def page_report(
+    weights: list[PageWeight], scores: list[tuple[str, list[tuple[float, float, float]]]]
+) -> str:
+    """Format the two page-weight tables, with their goals, and Lighthouse's figures."""
+
+    def kb(size: int) -> str:
+        return f"{size / 1e3:,.0f}"
+
+    parts = []
+    if weights:
+        parts.append(
+            "First visit, empty cache (headless Chromium; kB of the bodies a static host "
+            "sends: gzip -9 for text, images and fonts as they are)\n"
+        )
+        rows = []
+        for row in weights:
+            visit = row.first
+            goal = FIRST_VISIT_GOAL.get(row.kind)
+            rows.append(
+                [
+                    row.kind,
+                    row.page,
+                    str(visit.files),
+                    kb(visit.raw),
+                    kb(visit.compressed),
+                    kb(visit.icon_font),
+                    kb(visit.compressed - visit.icon_font),
+                    kb(visit.images),
+                    str(row.math),
+                    "-" if goal is None else f"<= {kb(goal)}: {yes(visit.compressed <= goal)}",
+                ]
+            )
+        header = ["type", "page", "files", "raw", "compressed", "icon font"]
+        header += ["without icon font", "images", "math", "goal"]
+        parts.append(table(header, rows))
+        parts.append(
+            "\n'icon font': fontawesome.js and the *.woff2 webfonts, included in 'compressed'. "
+            "'math': MathML elements, typeset by the browser (no math JavaScript or fonts)."
+        )
+        parts.append(
+            "\nSecond page of a visit: the landing page first, then this page in the same tab; "
+            "what the server sent again (every file is served with max-age=600)\n"
+        )
+        rows = []
+        for row in weights:
+            visit = row.second
+            if visit is None:
+                continue
+            own = visit.compressed - visit.images
+            rows.append(
+                [
+                    row.kind,
+                    row.page,
+                    str(visit.files),
+                    kb(visit.raw),
+                    kb(visit.compressed),
+                    kb(visit.images),
+                    kb(own),
+                    f"<= {kb(SECOND_PAGE_GOAL)}: {yes(own <= SECOND_PAGE_GOAL)}",
+                ]
+            )
+        header = ["type", "page", "files", "raw", "compressed", "images", "less images", "goal"]
+        parts.append(table(header, rows))
+    if scores:
+        runs = max(len(found) for _, found in scores)
+        parts.append(
+            f"\nLighthouse (mobile preset, simulated throttling, on this machine): "
+            f"median of {runs} runs, [lowest, highest]\n"
+        )
+        rows = []
+        for page, found in scores:
+            score, lcp, tbt = ([run[i] for run in found] for i in range(3))
+            lcp = [ms / 1e3 for ms in lcp]
+            rows.append(
+                [
+                    page,
+                    f"{statistics.median(score):.0f} [{min(score):.0f}, {max(score):.0f}]",
+                    f"{statistics.median(lcp):.2f} [{min(lcp):.2f}, {max(lcp):.2f}]",
+                    f"{statistics.median(tbt):.0f} [{min(tbt):.0f}, {max(tbt):.0f}]",
+                ]
+            )
+        parts.append(table(["page", "performance", "LCP s", "TBT ms"], rows))
+    return "\n".join(parts)
+
+
+def yes(met: bool) -> str:
+    """``yes`` or ``NO``, as the build table prints a goal."""
+    return "yes" if met else "NO"
 
 
 # -- report ------------------------------------------------------------------------
@@ -358,8 +619,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), rule, *(line(row) for row in rows)])
 
 
-def report(scenarios: list[Scenario], cold: Build, bytes_rows: list, repeats: int) -> str:
-    """Format the benchmark's three tables."""
+def report(scenarios: list[Scenario], cold: Build, repeats: int) -> str:
+    """Format the build tables: scenarios and execution times."""
     parts = [f"Build scenarios (wall seconds: median of {repeats}; {os.cpu_count()} CPU cores)\n"]
     rows = []
     for scenario in scenarios:
@@ -387,41 +648,44 @@ def report(scenarios: list[Scenario], cold: Build, bytes_rows: list, repeats: in
     times = [[f"page {name}", f"{s:.1f}"] for name, s in sorted(cold.notebooks.items())]
     times += [[f"example {name}", f"{s:.1f}"] for name, s in sorted(cold.examples.items())]
     parts.append(table(["executed", "seconds"], times))
-    if bytes_rows:
-        parts.append("\nBytes each page transfers on a first visit (headless Chromium)\n")
-        rows = [
-            [
-                name,
-                f"{theme / 1e3:.1f}",
-                f"{ours / 1e3:.1f}",
-                f"{images / 1e3:.1f}",
-                str(math),
-                "yes" if ours < PAGE_BYTES_GOAL else "NO",
-            ]
-            for name, theme, ours, images, math in bytes_rows
-        ]
-        header = ["page", "theme kB", "ours kB", "images kB", "math elements", "ours < 500 kB"]
-        parts.append(table(header, rows))
-        parts.append(
-            "\nMath is MathML in the HTML, typeset by the browser as the page is drawn: "
-            "no client-side typesetter is downloaded or waited for."
-        )
     return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the scenarios and print the tables."""
+    """Run the scenarios and print the tables (or only the page weights: ``--pages-only``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="builds per scenario (3)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument(
+        "--pages-only",
+        action="store_true",
+        help="no builds: weigh the pages of an already built site and run Lighthouse",
+    )
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=ROOT / "docs" / "_build" / "html",
+        help="the built site --pages-only measures (docs/_build/html)",
+    )
+    parser.add_argument(
+        "--lighthouse-runs", type=int, default=3, help="Lighthouse runs per page (3; 0: none)"
+    )
     args = parser.parse_args(argv)
+    if args.pages_only:
+        if not (args.site / "index.html").is_file():
+            sys.exit(f"No built site in {args.site}: build it first (`nox -s docs`).")
+        print(page_report(page_weights(args.site), lighthouse(args.site, args.lighthouse_runs)))
+        return
     work = Path(tempfile.mkdtemp(prefix="lessons-bench-"))
     try:
         print(f"Scratch folder: {work}", flush=True)
         scenarios, cold, copy = run_scenarios(work, args.repeats)
-        bytes_rows = page_bytes(copy / "docs" / "_build" / "html")
+        site = copy / "docs" / "_build" / "html"
+        weights, scores = page_weights(site), lighthouse(site, args.lighthouse_runs)
         print()
-        print(report(scenarios, cold, bytes_rows, args.repeats))
+        print(report(scenarios, cold, args.repeats))
+        print()
+        print(page_report(weights, scores))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -19,6 +19,13 @@ How the settings reach the figures (nothing here ships with a download):
 
 Both paths first run :func:`check_figure`: no legend may cover data, and
 every figure must fit the column, or the build fails.
+
+Every PNG the book writes is an 8-bit palette PNG (:func:`quantise`), about a
+third of the bytes of Matplotlib's 32-bit RGBA file: a plot has few colours
+besides the anti-aliased edges, a colour map has 256. Lesson figures are
+quantised in :func:`png_with_width`; the gallery's figures and thumbnails are
+quantised in place by :func:`quantise_gallery_images` once sphinx-gallery has
+written them.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
+    from PIL import Image
     from sphinx.application import Sphinx
 
 EXT = Path(__file__).resolve().parent
@@ -44,6 +52,12 @@ SCALE = 2
 COLUMN_PX = 688
 #: The widest ``figsize`` (inches) that is shown without being shrunk.
 MAX_WIDTH_IN = COLUMN_PX / DISPLAY_DPI
+
+#: Entries in the palette of every PNG the book writes.
+PALETTE_SIZE = 256
+#: While the palette is chosen, a colour weighs as many pixels as it covers, up
+#: to this many (a 16 x 16 patch at 2x, 8 x 8 CSS px): see :func:`quantise`.
+WEIGHT_CAP = 256
 
 RC: dict[RcKeyType, Any] = {
     "figure.dpi": DISPLAY_DPI,
@@ -96,14 +110,99 @@ def _name(fig: Figure) -> str:
     return fig.get_suptitle() or (titles[0] if titles else "untitled")
 
 
+def quantise(image: Image.Image) -> Image.Image:
+    """The same picture as an image of at most :data:`PALETTE_SIZE` colours (mode ``P``).
+
+    An image with that few colours is kept exactly. Otherwise the palette is
+    chosen by median cut over the image's colours, each weighing as many
+    pixels as it covers but at most :data:`WEIGHT_CAP`. Weighed by plain
+    pixel counts, the large areas get most entries and a colour bar's steps
+    merge into bands: on the multi-head attention figure its colours moved by
+    up to 14 levels (of 255), against 6 with the cap. Each entry is then
+    replaced by the most common colour it stands for, so the dominant colours
+    (white, black, the lines, a heatmap's cells) come out exact, and every
+    pixel takes its nearest entry (squared RGB distance, in integers: the
+    result is the same on every machine).
+
+    Fully transparent pixels (sphinx-gallery's padding around a thumbnail)
+    share one transparent entry; a pixel that is partly transparent raises
+    ``ValueError``, as the book's figures are drawn on an opaque background.
+    """
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.ascontiguousarray(np.asarray(image.convert("RGBA")))
+    height, width, _ = pixels.shape
+    alpha = pixels[..., 3]
+    if not ((alpha == 0) | (alpha == 255)).all():
+        raise ValueError("the image has partly transparent pixels; figures must be opaque")
+    # One 32-bit key per pixel (its RGBA bytes); every transparent pixel gets 0.
+    keys = pixels.view(np.uint32).reshape(-1).copy()
+    keys[alpha.reshape(-1) == 0] = 0
+    colours, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    transparent = bool(colours[0] == 0)
+    if transparent:
+        colours, counts = colours[1:], counts[1:]
+    bytes_ = colours.view(np.uint8).reshape(-1, 4)
+    opaque = bytes_[:, :3].astype(np.int64)
+    slots = PALETTE_SIZE - transparent
+    if len(opaque) <= slots:
+        palette, entry = opaque, np.arange(len(opaque))
+    else:
+        sample = np.repeat(bytes_[:, :3], np.minimum(counts, WEIGHT_CAP), axis=0)
+        chosen = Image.fromarray(sample[np.newaxis], "RGB").quantize(
+            slots, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        )
+        palette = np.array(chosen.getpalette()[: 3 * slots], dtype=np.int64).reshape(-1, 3)
+        entry = _nearest(opaque, palette)
+        # Each entry in use becomes its most common colour (ties: the lowest key).
+        order = np.lexsort((-counts, entry))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = entry[order][1:] != entry[order][:-1]
+        palette[entry[order][first]] = opaque[order][first]
+        entry = _nearest(opaque, palette)
+    if transparent:  # the transparent entry is last; its key, 0, sorted first
+        entry = np.concatenate([[len(palette)], entry])
+        palette = np.vstack([palette, [255, 255, 255]])
+    indexed = Image.fromarray(entry.astype(np.uint8)[inverse].reshape(height, width), "P")
+    indexed.putpalette(palette.astype(np.uint8).reshape(-1).tobytes())
+    if transparent:
+        indexed.info["transparency"] = len(palette) - 1
+    return indexed
+
+
+def _nearest(colours: Any, palette: Any) -> Any:
+    """Index of the nearest palette entry of each colour (integer arithmetic)."""
+    # |c - p|^2 = |c|^2 - 2 c.p + |p|^2; |c|^2 is the same for every entry.
+    distance = (palette * palette).sum(axis=1)[None, :] - 2 * (colours @ palette.T)
+    return distance.argmin(axis=1)
+
+
+def palette_png(data: bytes) -> bytes:
+    """``data`` (a PNG) as an optimised palette PNG, with the same dpi (``pHYs``)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        indexed = quantise(image)
+        dpi = image.info.get("dpi")
+    options: dict[str, Any] = {"optimize": True}
+    if dpi:
+        options["dpi"] = dpi
+    if "transparency" in indexed.info:
+        options["transparency"] = indexed.info["transparency"]
+    buffer = io.BytesIO()
+    indexed.save(buffer, format="png", **options)
+    return buffer.getvalue()
+
+
 def png_with_width(fig: Figure) -> tuple[bytes, dict[str, int]]:
-    """PNG of ``fig`` at ``SCALE`` x its display dpi, with the width to show it at."""
+    """Palette PNG of ``fig`` at ``SCALE`` x its display dpi, with the width to show it at."""
     from PIL import Image
 
     check_figure(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=SCALE * fig.dpi, bbox_inches="tight")
-    data = buffer.getvalue()
+    data = palette_png(buffer.getvalue())
     width, _ = Image.open(io.BytesIO(data)).size
     return data, {"width": check_width(fig, width)}
 
@@ -163,6 +262,24 @@ def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]
     return _IMAGE_SG.sub(add_width, rst)
 
 
+def quantise_gallery_images(app: Sphinx) -> None:
+    """Make every PNG sphinx-gallery wrote (figures, thumbnails) a palette PNG, in place.
+
+    Runs after sphinx-gallery's own ``builder-inited`` handler has executed
+    the examples. A file already in palette mode is left alone, so an example
+    that did not run again costs nothing.
+    """
+    from PIL import Image
+
+    for gallery in app.config.sphinx_gallery_conf["gallery_dirs"]:
+        for path in sorted((Path(app.srcdir) / gallery / "images").rglob("*.png")):
+            with Image.open(path) as image:
+                if image.mode == "P":
+                    continue
+            data = palette_png(path.read_bytes())
+            path.write_bytes(data)
+
+
 SETUP_CELL = """
 ```{code-cell} ipython3
 :tags: [remove-cell]
@@ -181,7 +298,12 @@ _NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
 
 
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Put the figure settings first in every notebook page."""
+    """Put the figure settings first in every notebook page.
+
+    The cell changes how figures are saved and shown, never what the page
+    computes. An edit of this file runs every page and example again:
+    ``code_deps`` counts it as a dependency of each.
+    """
     text = source[0]
     if not _NOTEBOOK_MARKER.search(text):
         return
@@ -192,33 +314,8 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = text[:cut] + cell + text[cut:]
 
 
-def drop_stale_gallery_stamps(app: Sphinx) -> None:
-    """Make sphinx-gallery run every example again when this file changed.
-
-    sphinx-gallery re-runs an example only when its script changed; its
-    figures also depend on the settings here, so an edit of this file drops
-    every example's ``.md5`` stamp (the digest is kept in
-    ``<outdir>/../book_figures.sha256``).
-    """
-    import hashlib
-
-    record = Path(app.outdir).parent / "book_figures.sha256"
-    current = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    try:
-        previous = record.read_text(encoding="utf-8").strip()
-    except OSError:
-        previous = ""
-    if previous == current:
-        return
-    for gallery in app.config.sphinx_gallery_conf["gallery_dirs"]:
-        for stamp in (Path(app.srcdir) / gallery).rglob("*.md5"):
-            stamp.unlink()
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(current + "\n", encoding="utf-8")
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the notebook hook and the gallery's stamp check (before sphinx-gallery)."""
+    """Connect the notebook hook and the gallery's quantiser (after sphinx-gallery's run)."""
     app.connect("source-read", on_source_read)
-    app.connect("builder-inited", drop_stale_gallery_stamps, priority=100)
+    app.connect("builder-inited", quantise_gallery_images, priority=600)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
