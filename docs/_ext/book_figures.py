@@ -153,7 +153,7 @@ def quantise(image: Image.Image) -> Image.Image:
         chosen = Image.fromarray(sample[np.newaxis], "RGB").quantize(
             slots, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
         )
-        palette = np.array(chosen.getpalette()[: 3 * slots], dtype=np.int64).reshape(-1, 3)
+        palette = np.array((chosen.getpalette() or [])[: 3 * slots], dtype=np.int64).reshape(-1, 3)
         entry = _nearest(opaque, palette)
         # Each entry in use becomes its most common colour (ties: the lowest key).
         order = np.lexsort((-counts, entry))

@@ -273,9 +273,8 @@ def _is_notebook(env: Any, docname: str) -> bool:
 
 def _usage(env: Any) -> dict[str, list[str]]:
     """docname -> the package names that page imports (kept in the environment)."""
-    if not hasattr(env, "lessons_code_usage"):
-        env.lessons_code_usage = {}
-    return env.lessons_code_usage
+    usage: dict[str, list[str]] = env.__dict__.setdefault("lessons_code_usage", {})
+    return usage
 
 
 class used_in_pages(nodes.General, nodes.Element):
@@ -298,9 +297,8 @@ class UsedInPagesDirective(SphinxDirective):
 
 def _listings(env: Any) -> set[str]:
     """Docnames that hold a ``used-in-pages`` list (kept in the environment)."""
-    if not hasattr(env, "lessons_code_listings"):
-        env.lessons_code_listings = set()
-    return env.lessons_code_listings
+    listings: set[str] = env.__dict__.setdefault("lessons_code_listings", set())
+    return listings
 
 
 def _usage_state(env: Any) -> list[tuple[str, list[str], str]]:
@@ -312,7 +310,9 @@ def _usage_state(env: Any) -> list[tuple[str, list[str], str]]:
     )
 
 
-def remember_usage(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:
+def remember_usage(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
     """Before pages are read again, note what the lists show now."""
     app._lessons_code_usage_before = _usage_state(env)  # type: ignore[attr-defined]
     return []
