@@ -1,24 +1,20 @@
 """Ship the ``lessons_code`` wheel on the site, so downloaded examples run.
 
-A reader who downloads an example needs the package it imports. When the build
-starts, this extension has the project's own build backend (setuptools, named
-in pyproject.toml) build the wheel from the working tree into
-``docs/_generated/`` (ignored by git). Pages link to it with the substitution
-``|wheel_download|`` (rST and MyST alike); ``|wheel_name|`` is its file name.
+When the build starts, the project's own build backend (setuptools, as in
+pyproject.toml) builds the wheel from the working tree into ``docs/_generated/``
+(ignored by git); pages link it with ``|wheel_download|`` and name it with
+``|wheel_name|`` (rST and MyST alike).
 
-* Same bytes on every build: setuptools dates every entry ``SOURCE_DATE_EPOCH``
-  (set in ``conf.py``) and writes them in name order.
-* Nothing left in the working tree: setuptools' ``build/`` and ``.egg-info``
-  folders go to a temporary folder (through the extra configuration file that
-  ``DIST_EXTRA_CONFIG`` names), so no stale ``build/lib`` can add a deleted
-  module to the wheel.
-* Building takes about two seconds, so it is skipped while the digest of its
+* Same bytes every time: setuptools dates the entries ``SOURCE_DATE_EPOCH``.
+* Nothing in the working tree: setuptools' build and egg-info folders go to a
+  temporary folder (distutils reads the file ``DIST_EXTRA_CONFIG`` names), so
+  no stale ``build/lib`` can put a deleted module into the wheel.
+* A build takes one or two seconds, so it is skipped while the digest of its
   inputs matches the one saved next to the wheel.
 """
 
 from __future__ import annotations
 
-import filecmp
 import hashlib
 import os
 import shutil
@@ -40,7 +36,8 @@ BUILD = "import sys; from setuptools import build_meta; build_meta.build_wheel(s
 def inputs_digest(root: Path) -> str:
     """SHA-256 of what the wheel is built from: metadata, package files, source date."""
     digest = hashlib.sha256(os.environ.get("SOURCE_DATE_EPOCH", "").encode())
-    for path in [root / "pyproject.toml", root / "README.md", *(root / "lessons_code").rglob("*")]:
+    package = sorted((root / "lessons_code").rglob("*"))
+    for path in [root / "pyproject.toml", root / "README.md", *package]:
         if path.is_file() and "__pycache__" not in path.parts:
             name = path.relative_to(root).as_posix().encode()
             digest.update(name + b"\0" + hashlib.sha256(path.read_bytes()).digest())
@@ -54,24 +51,18 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     wheels = list(out_dir.glob("*.whl"))
     if len(wheels) == 1 and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
         return wheels[0]
+    shutil.rmtree(out_dir, ignore_errors=True)  # no wheel of an older version stays
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp, "setup.cfg")
-        config.write_text(f"[build]\nbuild_base = {tmp}/build\n[egg_info]\negg_base = {tmp}\n")
+        config.write_text(f"[build]\nbuild_base = {tmp}\n[egg_info]\negg_base = {tmp}\n")
         env = {**os.environ, "DIST_EXTRA_CONFIG": str(config)}
-        command = [sys.executable, "-c", BUILD, f"{tmp}/dist"]
+        command = [sys.executable, "-c", BUILD, str(out_dir)]
         done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise ExtensionError(f"setuptools could not build the reader wheel:\n{done.stderr}")
-        (built,) = Path(tmp, "dist").glob("*.whl")
-        target = out_dir / built.name
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if not (target.is_file() and filecmp.cmp(built, target, shallow=False)):
-            shutil.copyfile(built, target)  # an unchanged wheel keeps its date: no page re-read
-    for stale in out_dir.glob("*.whl"):
-        if stale != target:
-            stale.unlink()
+    if done.returncode != 0:
+        raise ExtensionError(f"setuptools could not build the reader wheel:\n{done.stderr}")
     stamp.write_text(digest, encoding="utf-8")
-    return target
+    (wheel,) = out_dir.glob("*.whl")
+    return wheel
 
 
 def on_config_inited(app: Sphinx, config: Config) -> None:
