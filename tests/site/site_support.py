@@ -205,10 +205,15 @@ MATH_BOXES_JS = """
 """
 
 IMAGES_JS = """
-() => Array.from(document.images).map((img) => ({
-  src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
-  loaded: img.complete && img.naturalWidth > 0,
-}))
+() => Array.from(document.images).map((img) => {
+  const card = img.closest(".sphx-glr-thumbcontainer");
+  return {
+    src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
+    loaded: img.complete && img.naturalWidth > 0,
+    // a gallery thumbnail: the rendered text of its card's link (null elsewhere)
+    card_link: card ? (card.querySelector("a")?.innerText ?? "").trim() : null,
+  };
+})
 """
 
 
