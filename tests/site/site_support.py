@@ -210,8 +210,9 @@ IMAGES_JS = """
   return {
     src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
     loaded: img.complete && img.naturalWidth > 0,
-    // a gallery thumbnail: the rendered text of its card's link (null elsewhere)
-    card_link: card ? (card.querySelector("a")?.innerText ?? "").trim() : null,
+    // a gallery thumbnail: the text of its card's link (null elsewhere); that
+    // this text is the link's accessible name is axe-core's "link-name" rule
+    card_link: card ? (card.querySelector("a")?.textContent ?? "").trim() : null,
   };
 })
 """

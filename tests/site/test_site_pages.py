@@ -136,7 +136,7 @@ def _undescribed(image: dict) -> bool:
 
     A gallery thumbnail is decorative: the link on its card reads out the
     example's title, so its alt text is empty (WAI: an image next to text that
-    says the same), and the link's text must be rendered, not hidden.
+    says the same) and that link must have a text.
     """
     if image["card_link"] is not None:
         return image["alt"] != "" or not image["card_link"]
