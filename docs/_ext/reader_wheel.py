@@ -1,81 +1,68 @@
 """Ship the ``lessons_code`` wheel on the site, so downloaded examples run.
 
-A reader who downloads an example needs the package it imports. When the build
-starts, this extension writes a pure-Python wheel of ``lessons_code`` from the
-working tree into ``docs/_generated/`` (ignored by git), with fixed timestamps
-so that two builds give the same bytes. Pages link to it with the substitution
-``|wheel_download|`` (rST and MyST alike), and the file name is available as
-``|wheel_name|``.
+When the build starts, the project's own build backend (setuptools, as in
+pyproject.toml) builds the wheel from the working tree into ``docs/_generated/``
+(ignored by git); pages link it with ``|wheel_download|`` and name it with
+``|wheel_name|`` (rST and MyST alike).
 
-The wheel is written by hand rather than by a build backend so that the book
-builds offline and in well under a second; ``python -m build`` (``nox -s
-build``) produces the release wheel from the same sources and metadata.
+* Same bytes every time: setuptools dates the entries ``SOURCE_DATE_EPOCH``.
+* Nothing in the working tree: setuptools' build and egg-info folders go to a
+  temporary folder (distutils reads the file ``DIST_EXTRA_CONFIG`` names), so
+  no stale ``build/lib`` can put a deleted module into the wheel.
+* A build takes one or two seconds, so it is skipped while the digest of its
+  inputs matches the one saved next to the wheel.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import tomllib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reproducible import source_date, write_zip
+from sphinx.errors import ExtensionError
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.config import Config
 
-
-def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
+BUILD = "import sys; from setuptools import build_meta; build_meta.build_wheel(sys.argv[1])"
 
 
-def metadata_text(project: dict[str, Any]) -> str:
-    """Core metadata (``METADATA``) for the ``[project]`` table of pyproject.toml."""
-    lines = [
-        "Metadata-Version: 2.1",
-        f"Name: {project['name']}",
-        f"Version: {project['version']}",
-        f"Summary: {project.get('description', '')}",
-        f"Requires-Python: {project.get('requires-python', '>=3.11')}",
-    ]
-    lines += [f"Requires-Dist: {requirement}" for requirement in project.get("dependencies", [])]
-    for extra, requirements in sorted(project.get("optional-dependencies", {}).items()):
-        if extra != "examples":  # the only extra a reader needs
-            continue
-        lines.append(f"Provides-Extra: {extra}")
-        lines += [f'Requires-Dist: {req}; extra == "{extra}"' for req in requirements]
-    return "\n".join(lines) + "\n"
+def inputs_digest(root: Path) -> str:
+    """SHA-256 of what the wheel is built from: metadata, package files, source date."""
+    digest = hashlib.sha256(os.environ.get("SOURCE_DATE_EPOCH", "").encode())
+    package = sorted((root / "lessons_code").rglob("*"))
+    for path in [root / "pyproject.toml", root / "README.md", *package]:
+        if path.is_file() and "__pycache__" not in path.parts:
+            name = path.relative_to(root).as_posix().encode()
+            digest.update(name + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def build_wheel(root: Path, out_dir: Path) -> Path:
-    """Write ``<name>-<version>-py3-none-any.whl`` for the package under ``root``."""
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    dist_name = project["name"].replace("-", "_")
-    version = project["version"]
-    dist_info = f"{dist_name}-{version}.dist-info"
-    files: list[tuple[str, bytes]] = []
-    package = root / "lessons_code"
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix in {".py", ".typed"}:
-            files.append((path.relative_to(root).as_posix(), path.read_bytes()))
-    files.append((f"{dist_info}/METADATA", metadata_text(project).encode()))
-    wheel_info = "Wheel-Version: 1.0\nGenerator: docs/_ext/reader_wheel.py\n"
-    wheel_info += "Root-Is-Purelib: true\nTag: py3-none-any\n"
-    files.append((f"{dist_info}/WHEEL", wheel_info.encode()))
-    files.append((f"{dist_info}/top_level.txt", b"lessons_code\n"))
-    record = [_record_line(name, data) for name, data in files] + [f"{dist_info}/RECORD,,"]
-    files.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"{dist_name}-{version}-py3-none-any.whl"
-    for stale in out_dir.glob("*.whl"):
-        if stale != target:  # an unchanged wheel keeps its file, and its date
-            stale.unlink()
-    write_zip(target, files, source_date())  # fixed date: reproducible bytes
-    return target
+    """Build the wheel of the project at ``root`` into ``out_dir``, unless it is up to date."""
+    stamp = out_dir / "inputs.sha256"
+    digest = inputs_digest(root)
+    wheels = list(out_dir.glob("*.whl"))
+    if len(wheels) == 1 and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        return wheels[0]
+    shutil.rmtree(out_dir, ignore_errors=True)  # no wheel of an older version stays
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp, "setup.cfg")
+        config.write_text(f"[build]\nbuild_base = {tmp}\n[egg_info]\negg_base = {tmp}\n")
+        env = {**os.environ, "DIST_EXTRA_CONFIG": str(config)}
+        command = [sys.executable, "-c", BUILD, str(out_dir)]
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ExtensionError(f"setuptools could not build the reader wheel:\n{done.stderr}")
+    stamp.write_text(digest, encoding="utf-8")
+    (wheel,) = out_dir.glob("*.whl")
+    return wheel
 
 
 def on_config_inited(app: Sphinx, config: Config) -> None:

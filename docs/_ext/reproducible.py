@@ -9,7 +9,6 @@ two builds of the same commit give the same bytes.
 
 from __future__ import annotations
 
-import filecmp
 import os
 import time
 import zipfile
@@ -25,33 +24,16 @@ def source_date() -> tuple[int, int, int, int, int, int]:
     return time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", "1767225600")))[:6]
 
 
-def write_zip(
-    path: Path, entries: list[tuple[str, bytes]], date_time: tuple[int, int, int, int, int, int]
-) -> None:
-    """Write ``entries`` (name, bytes), in the order given, all dated ``date_time``.
-
-    A file that already holds exactly these bytes is left alone, modification
-    time included: pages that depend on it (the reader wheel, say) are then
-    not read again by the next build.
-    """
-    partial = path.with_suffix(path.suffix + ".tmp")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
+    """Rewrite ``path`` with its entries in name order, all dated ``date_time``, mode 644."""
+    with zipfile.ZipFile(path) as archive:
+        entries = sorted((info.filename, archive.read(info)) for info in archive.infolist())
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=date_time)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
-    if path.is_file() and filecmp.cmp(partial, path, shallow=False):
-        partial.unlink()
-        return
-    partial.replace(path)
-
-
-def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
-    """Rewrite ``path`` with sorted entries, a fixed date and fixed permissions."""
-    with zipfile.ZipFile(path) as archive:
-        entries = [(info.filename, archive.read(info)) for info in archive.infolist()]
-    write_zip(path, sorted(entries), date_time)
 
 
 def on_build_finished(app: Sphinx, exception: BaseException | None) -> None:

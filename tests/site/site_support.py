@@ -205,10 +205,16 @@ MATH_BOXES_JS = """
 """
 
 IMAGES_JS = """
-() => Array.from(document.images).map((img) => ({
-  src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
-  loaded: img.complete && img.naturalWidth > 0,
-}))
+() => Array.from(document.images).map((img) => {
+  const card = img.closest(".sphx-glr-thumbcontainer");
+  return {
+    src: img.getAttribute("src"), alt: img.getAttribute("alt") || "",
+    loaded: img.complete && img.naturalWidth > 0,
+    // a gallery thumbnail: the text of its card's link (null elsewhere); that
+    // this text is the link's accessible name is axe-core's "link-name" rule
+    card_link: card ? (card.querySelector("a")?.textContent ?? "").trim() : null,
+  };
+})
 """
 
 
