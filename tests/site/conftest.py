@@ -12,17 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_support import (
-    ARTIFACTS,
-    CHROMIUM_ARGS,
-    DOCS,
-    HTML,
-    BuildResult,
-    find_chromium,
-    run_sphinx,
-    serve_folder,
-    skip_or_fail,
-)
+from site_support import ARTIFACTS, DOCS, HTML, BuildResult, run_sphinx, skip_or_fail
+
+from book_tools import CHROMIUM_ARGS, find_chromium, serve_folder
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,9 @@ import re
 from pathlib import Path
 
 import pytest
-from site_support import NOTEBOOK_HEADER, executed, gallery_state, make_book, run_sphinx
+from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
+
+from book_tools import executed, gallery_state
 
 pytestmark = pytest.mark.site
 
