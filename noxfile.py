@@ -66,6 +66,16 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs, env=BUILD_ENV)
 
 
+@nox.session(python=PYTHON, default=False)
+def quick(session: nox.Session) -> None:
+    """The quick loop: package tests and docstring examples; no site, nothing marked slow.
+
+    ``nox -R -s quick`` skips the install step once the environment exists.
+    """
+    _install(session, "examples", "test")
+    session.run("pytest", "--ignore=tests/site", "-m", "not slow", *session.posargs, env=BUILD_ENV)
+
+
 def _install_axe(session: nox.Session) -> None:
     """axe-core, for the accessibility tests, from the npm registry into .axe/."""
     if (ROOT / ".axe" / "node_modules" / "axe-core" / "package.json").is_file():

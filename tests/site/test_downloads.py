@@ -26,8 +26,6 @@ from site_support import ROOT, BuildResult
 
 from book_tools import BUILD_ENV
 
-pytestmark = pytest.mark.site
-
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
 # Notebooks executed end to end (the scripts of all examples run anyway):

@@ -20,12 +20,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
 
 from book_tools import executed, gallery_state
-
-pytestmark = pytest.mark.site
 
 STAMP = "import time\n\nprint('stamp', time.perf_counter_ns(), time.time_ns())\n"
 
