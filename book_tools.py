@@ -1,11 +1,12 @@
-"""What the tests and the bench share: the book's settings and three helpers.
+"""What the tests and the bench share: the book's settings and the helpers both use.
 
 The settings are defined once, in the ``[tool.book]`` table of
 ``pyproject.toml``; this module is how the tests (``tests/``) and the bench
 (``benchmarks/build_bench.py``) read them. ``noxfile.py`` and ``docs/conf.py``
-read the same table themselves: nox cannot import a module next to the
-noxfile, and a copy of ``docs/`` with ``pyproject.toml`` beside it (as the
-site tests and the bench make) then builds without this file.
+read the same table themselves: the ``nox`` command does not put the
+noxfile's folder on the import path, and a copy of ``docs/`` with
+``pyproject.toml`` beside it (as the site tests and the bench make) then
+builds without this file.
 
 The helpers are the ones both the tests and the bench need: finding Chromium,
 serving a built site, and reading from a build's log what it executed. The
