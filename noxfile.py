@@ -31,15 +31,12 @@ LIGHTHOUSE = "lighthouse@12.8.2"
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
 
-# One intra-op thread for PyTorch and BLAS while the book is built: the book's
-# models are tiny, so threads only add synchronisation (and oversubscribe the
-# CPU in a parallel build), and results then do not depend on the core count.
-BUILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-# sphinx-build flags: nitpicky, warnings are errors (all of them reported
-# before failing), full tracebacks, and one process per CPU core to read and
-# write pages (the lesson pages execute side by side: docs/_ext/code_deps.py).
-SPHINX_FLAGS = ["-W", "--keep-going", "-n", "-T", "-j", "auto", "-b", "html"]
+# The settings nox shares with the build, the tests and the bench, defined once
+# in pyproject.toml's [tool.book] (docs/conf.py applies the thread settings to
+# every build; the test run gets them here).
+BOOK = nox.project.load_toml(ROOT / "pyproject.toml")["tool"]["book"]
+BUILD_ENV: dict[str, str] = BOOK["build-env"]
+SPHINX_FLAGS = [*BOOK["sphinx-flags"], "-j", str(BOOK["sphinx-jobs"])]
 SPHINX_DOCTREES = ["-d", str(DOCTREES)]
 
 
@@ -61,7 +58,6 @@ def docs(session: nox.Session) -> None:
         *session.posargs,
         str(DOCS),
         str(HTML),
-        env=BUILD_ENV,
     )
     session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
 
@@ -71,8 +67,17 @@ def tests(session: nox.Session) -> None:
     """Run the whole test suite: package, site build, and the site in headless Chromium."""
     _install(session, "docs", "test")
     _install_axe(session)
-    env = {"LESSONS_SPHINX_FLAGS": " ".join(SPHINX_FLAGS), **BUILD_ENV}
-    session.run("pytest", *session.posargs, env=env)
+    session.run("pytest", *session.posargs, env=BUILD_ENV)
+
+
+@nox.session(python=PYTHON, default=False)
+def quick(session: nox.Session) -> None:
+    """The quick loop: package tests and docstring examples; no site, nothing marked slow.
+
+    ``nox -R -s quick`` skips the install step once the environment exists.
+    """
+    _install(session, "examples", "test")
+    session.run("pytest", "--ignore=tests/site", "-m", "not slow", *session.posargs, env=BUILD_ENV)
 
 
 def _install_axe(session: nox.Session) -> None:
@@ -127,7 +132,6 @@ def serve(session: nox.Session) -> None:
         *session.posargs,
         str(DOCS),
         str(HTML),
-        env=BUILD_ENV,
     )
 
 
@@ -175,4 +179,6 @@ def build(session: nox.Session) -> None:
 
 def _reproducible() -> dict[str, str]:
     """Environment for byte-identical archives."""
-    return {"SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1767225600")}
+    return {
+        "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", str(BOOK["source-date-epoch"]))
+    }

@@ -51,18 +51,19 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "site"))
-from site_support import (  # noqa: E402
+# The settings (pyproject's [tool.book]) and the helpers the bench shares with
+# the tests: book_tools.py, next to pyproject.toml.
+sys.path.insert(0, str(ROOT))
+from book_tools import (  # noqa: E402
     CHROMIUM_ARGS,
+    SPHINX_FLAGS,
+    SPHINX_JOBS,
     executed,
     find_chromium,
     gallery_state,
 )
 
 PACKAGE = "lessons_code"
-FLAGS = ["-W", "--keep-going", "-n", "-T", "-b", "html"]
-# As in noxfile.BUILD_ENV: one PyTorch thread while the book is built.
-BUILD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 PROSE_PAGE = "docs/self_attention.md"
 EXAMPLE = "gallery/plot_positional_encoding.py"
 MODULE = "lessons_code/positional.py"
@@ -122,14 +123,15 @@ def sphinx_build(copy: Path, *extra: str) -> Build:
         sys.executable,
         "-m",
         "sphinx",
-        *FLAGS,
+        *SPHINX_FLAGS,
         *extra,
         "-d",
         str(docs / "_build" / "doctrees"),
         str(docs),
         str(docs / "_build" / "html"),
     ]
-    env = {**os.environ, **BUILD_ENV, "PYTHONPATH": str(copy)}
+    # The copy's conf.py sets the build's threads, as in every build.
+    env = {**os.environ, "PYTHONPATH": str(copy)}
     before = gallery_state(docs)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
@@ -215,7 +217,7 @@ def run_scenarios(work: Path, repeats: int) -> tuple[list[Scenario], Build, Path
     cold_parallel: list[Build] = []
     copy = work
     for index in range(repeats):
-        for jobs, builds in (([], cold_serial), (["-j", "auto"], cold_parallel)):
+        for jobs, builds in (([], cold_serial), (SPHINX_JOBS, cold_parallel)):
             label = "cold-j" if jobs else "cold"
             copy = scratch_copy(work, f"{label}-{index}")
             builds.append(sphinx_build(copy, *jobs))
@@ -233,7 +235,7 @@ def run_scenarios(work: Path, repeats: int) -> tuple[list[Scenario], Build, Path
         scenarios.append(Scenario(name, builds, goal, everything and median < COLD_GOAL_S))
 
     # The copy below was built with -j auto; the incremental builds use it too.
-    jobs = ["-j", "auto"]
+    jobs = SPHINX_JOBS
 
     def incremental(name: str, goal: str, edit: Callable[[int], None], check) -> None:
         builds = []
@@ -404,10 +406,9 @@ class StaticHost:
 
 def weighed_pages(site: Path) -> list[tuple[str, str]]:
     """(page type, page) for every page measured: landing, lessons, gallery, API."""
-    from site_support import LESSON_PAGES
-
+    lessons = [f"{page.stem}.html" for page in notebook_pages(ROOT / "docs")]
     pages = [("landing", "index.html")]
-    pages += [("lesson", page) for page in LESSON_PAGES if (site / page).is_file()]
+    pages += [("lesson", page) for page in lessons if (site / page).is_file()]
     gallery = sorted(site.glob("auto_examples/plot_*.html"))
     pages += [("gallery", path.relative_to(site).as_posix()) for path in gallery]
     api = [site / "api.html", *sorted(site.glob("api/*.html"))]

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 from importlib.metadata import version as _dist_version
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
+# The settings the build shares with nox, the tests and the bench are in the
+# [tool.book] table of the project's pyproject.toml (defined there once).
+_BOOK = tomllib.loads((DOCS.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["book"]
+
 # One intra-op thread for PyTorch and BLAS in everything the build runs: the
 # examples (in this process or its workers) and the notebook kernels. The
 # book's figures are computed that way, tiny models run fastest so, and no
 # thread pool is alive when a parallel build forks its readers and writers.
-for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_variable] = "1"
+os.environ.update(_BOOK["build-env"])
 
 # -- Project ------------------------------------------------------------------
 project = "The Transformer Architecture"
@@ -184,8 +188,9 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 
-# Reproducible output: the same sources give the same bytes.
-os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")  # 2026-01-01
+# Reproducible output: the same sources give the same bytes (the zips are
+# dated SOURCE_DATE_EPOCH; one already in the environment wins).
+os.environ.setdefault("SOURCE_DATE_EPOCH", str(_BOOK["source-date-epoch"]))
 
 # The order-task and depth grids are shown on a lesson page and in a gallery
 # example with the same arguments: lessons_code.results saves each grid the

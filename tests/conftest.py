@@ -8,10 +8,13 @@ import pytest
 import torch
 from torch import nn
 
+from book_tools import THREADS
+
 # The tests use tiny tensors, for which intra-op threads only add synchronisation;
 # on a busy machine (CI runners, a docs build next door) they slow PyTorch down
-# by orders of magnitude. One thread keeps the suite's runtime predictable.
-torch.set_num_threads(1)
+# by orders of magnitude. The book's one thread (pyproject's [tool.book]) keeps
+# the suite's runtime predictable, also when pytest is run without nox.
+torch.set_num_threads(THREADS)
 
 
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["float32", "float64"])

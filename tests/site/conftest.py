@@ -12,17 +12,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_support import (
-    ARTIFACTS,
-    CHROMIUM_ARGS,
-    DOCS,
-    HTML,
-    BuildResult,
-    find_chromium,
-    run_sphinx,
-    serve_folder,
-    skip_or_fail,
-)
+from site_support import ARTIFACTS, DOCS, HTML, BuildResult, run_sphinx, skip_or_fail
+
+from book_tools import CHROMIUM_ARGS, find_chromium, serve_folder
+
+SITE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test here ``site``, and ``browser`` where it uses the browser.
+
+    The markers follow from where a test lives and what it asks for, so a new
+    test cannot be left without them: ``-m "not site"`` then builds nothing
+    and never starts Playwright.
+    """
+    for item in items:
+        if SITE in item.path.parents:
+            item.add_marker(pytest.mark.site)
+            if "browser" in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

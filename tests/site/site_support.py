@@ -1,47 +1,30 @@
 """Helpers for the tests that build the site and look at it in a browser.
 
 The site is built once per test session with the same flags as ``nox -s docs``
-(nitpicky, warnings are errors) into ``docs/_build/html``, so the execution
-caches of a previous ``nox -s docs`` are reused. The browser is Debian's
+(pyproject's ``[tool.book]``: nitpicky, warnings are errors) into
+``docs/_build/html``, so the execution caches of a previous ``nox -s docs``
+are reused. The browser is Debian's
 Chromium driven by Playwright; Playwright's own browser download is not used.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
+from book_tools import SPHINX_FLAGS, SPHINX_JOBS
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 HTML = DOCS / "_build" / "html"
 ARTIFACTS = ROOT / "test-artifacts"
-DEFAULT_FLAGS = "-W --keep-going -n -T -j auto -b html"
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-]
 
 
 @dataclass(frozen=True)
@@ -55,17 +38,17 @@ class BuildResult:
 
 def run_sphinx(source: Path, out: Path, *extra: str) -> BuildResult:
     """Build ``source`` into ``out`` with the maintainers' flags; never raises."""
-    flags = shlex.split(os.environ.get("LESSONS_SPHINX_FLAGS", DEFAULT_FLAGS))
     # Pickled doctrees stay next to the site, not inside it (as in nox -s docs).
     doctrees = ["-d", str(out.parent / "doctrees")]
-    command = [sys.executable, "-m", "sphinx", *flags, *doctrees, *extra, str(source), str(out)]
-    # As in noxfile.BUILD_ENV: one PyTorch thread while the book is built.
+    flags = [*SPHINX_FLAGS, *SPHINX_JOBS, *doctrees, *extra]
+    command = [sys.executable, "-m", "sphinx", *flags, str(source), str(out)]
+    # The book's conf.py sets the build's threads (pyproject's [tool.book]).
     # The book's own copy of lessons_code comes first on the path, for the
     # notebook kernels (PYTHONPATH) and for the examples run by Sphinx itself
     # (the working directory comes first under ``python -m``); for a copy of
     # the book that is the copy's package, not the one installed from here.
     pythonpath = os.pathsep.join(filter(None, [str(source.parent), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": pythonpath}
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     completed = subprocess.run(
         command,
         cwd=source.parent,
@@ -118,67 +101,6 @@ def make_book(tmp_path: Path, pages: dict[str, str], examples: dict[str, str]) -
     for name, text in examples.items():
         (gallery / name).write_text(text, encoding="utf-8")
     return docs
-
-
-_EXECUTED_NOTEBOOK = re.compile(
-    r"^(?P<path>\S+?\.md): Executed notebook in (?P<s>[\d.]+) seconds", re.M
-)
-_EXAMPLE_TIME = re.compile(r"^\s+- (?P<path>\S+?\.py):\s+(?P<s>[\d.]+) sec", re.M)
-_EXAMPLES_RUN = re.compile(r"Sphinx-Gallery successfully executed (\d+) out of")
-
-
-def gallery_state(docs: Path) -> dict[str, int]:
-    """Modification time of every generated example page (``plot_x.py`` -> ns)."""
-    return {
-        f"{page.stem}.py": page.stat().st_mtime_ns
-        for page in (docs / "auto_examples").glob("*.rst")
-        if page.name != "index.rst"
-    }
-
-
-def executed(
-    output: str, docs: Path, before: dict[str, int]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Pages (``x.md``) and examples (``plot_x.py``) a build executed, with seconds.
-
-    Pages come from MyST-NB's "Executed notebook" lines in the build's log.
-    sphinx-gallery's time summary also lists examples it did not run (with
-    their last times), so an example counts as executed when its generated
-    page was written again (``before`` is :func:`gallery_state` before the
-    build); the number is checked against sphinx-gallery's own count.
-    """
-    pages = {
-        Path(m["path"]).resolve().relative_to(docs.resolve()).as_posix(): float(m["s"])
-        for m in _EXECUTED_NOTEBOOK.finditer(output)
-    }
-    summary = output.partition("computation time summary:")[2]
-    times = {Path(m["path"]).name: float(m["s"]) for m in _EXAMPLE_TIME.finditer(summary)}
-    after = gallery_state(docs)
-    rewritten = sorted(name for name, mtime in after.items() if before.get(name) != mtime)
-    counted = _EXAMPLES_RUN.search(output)
-    ran = int(counted.group(1)) if counted else 0
-    if ran != len(rewritten):
-        raise ValueError(f"{len(rewritten)} example pages were written but {ran} examples ran")
-    return pages, {name: times.get(name, float("nan")) for name in rewritten}
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def serve_folder(folder: Path) -> Iterator[str]:
-    """Serve ``folder`` on a free port of 127.0.0.1; yield its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 RAW_TEX_JS = r"""
@@ -267,15 +189,6 @@ def skip_or_fail(reason: str) -> NoReturn:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} -- and CI=true, where that is a failure")
     pytest.skip(reason)
-
-
-def find_chromium() -> str | None:
-    """Path of a Chromium executable, or ``None``."""
-    configured = os.environ.get("CHROMIUM")
-    for candidate in ((configured,) if configured else ()) + CHROMIUM_CANDIDATES:
-        if candidate and Path(candidate).exists():
-            return candidate
-    return shutil.which("chromium")
 
 
 AXE_CANDIDATES = (

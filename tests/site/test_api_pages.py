@@ -19,10 +19,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 from site_support import BuildResult, PageVisit
-
-pytestmark = pytest.mark.site
 
 #: Object types autodoc writes as ``<dl class="py TYPE">``.
 OBJECT_TYPES = {
@@ -233,7 +230,6 @@ EXAMPLES_JS = """
 """
 
 
-@pytest.mark.browser
 def test_examples_headings_are_modest_and_nothing_overflows_the_contents_column(
     browser, site_url: str, built_site: BuildResult
 ) -> None:

@@ -10,10 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
-
-pytestmark = pytest.mark.site
 
 GOOD_EXAMPLE = '''"""
 A working example

@@ -102,7 +102,6 @@ def clipped_blocks(browser, site_url: str, page: str) -> tuple[int, list[str]]:
         visit.close()
 
 
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES + GALLERY_PAGES)
 def test_no_code_block_scrolls_sideways_at_1280px(browser, site_url: str, page: str) -> None:
     shown, clipped = clipped_blocks(browser, site_url, page)

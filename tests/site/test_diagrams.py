@@ -22,8 +22,6 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from site_support import BAD_ALT, DOCS, BuildResult, PageVisit
 
-pytestmark = pytest.mark.site
-
 SVG = "{http://www.w3.org/2000/svg}"
 SVG_NAMESPACE_DECLARATION = 'xmlns="http://www.w3.org/2000/svg"'
 MAX_BYTES = 15_000
@@ -121,7 +119,6 @@ def test_diagram_file_is_shipped_small_and_self_contained(
     assert not re.search(r"font-size=", text), f"{name}: a font size outside the style sheet"
 
 
-@pytest.mark.browser
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_diagrams_load_unscaled_at_1280_px(
     browser, site_url: str, artifacts: Path, mode: str

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 from site_support import ROOT, BuildResult
 
-pytestmark = pytest.mark.site
+from book_tools import BUILD_ENV
 
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
@@ -130,9 +130,9 @@ def _clean_env(tmp: Path) -> dict[str, str]:
             "MPLCONFIGDIR": str(tmp / "mplconfig"),
             "IPYTHONDIR": str(tmp / "ipython"),
             "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
-            # Two examples run at a time on small machines; one thread each
-            # keeps them from fighting over the cores.
-            "OMP_NUM_THREADS": "1",
+            # Two examples run at a time on small machines; the book's one
+            # thread each keeps them from fighting over the cores.
+            **BUILD_ENV,
         }
     )
     return env

@@ -31,10 +31,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from site_support import DOCS, HTML, LESSON_PAGES, BuildResult
 
-pytestmark = pytest.mark.site
-
 sys.path.insert(0, str(DOCS / "_ext"))
-import book_figures  # noqa: E402
+import book_figures
 
 MIN_TICK_PX = 11.0
 MIN_SCALE = 2.0

@@ -21,10 +21,9 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-from site_support import NOTEBOOK_HEADER, executed, gallery_state, make_book, run_sphinx
+from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
 
-pytestmark = pytest.mark.site
+from book_tools import executed, gallery_state
 
 STAMP = "import time\n\nprint('stamp', time.perf_counter_ns(), time.time_ns())\n"
 

@@ -47,7 +47,6 @@ def test_letters_without_a_styled_form_keep_their_variant() -> None:
     assert styled("1", "italic") is None  # Unicode has no italic digits
 
 
-@pytest.mark.site
 def test_no_page_relies_on_a_mathvariant_browsers_ignore(built_site: BuildResult) -> None:
     variant = re.compile(r'mathvariant="(?!normal")')
     offenders = [
@@ -83,7 +82,6 @@ EQUATIONS_JS = """
 """
 
 
-@pytest.mark.site
 @pytest.mark.parametrize("width", [1280, 390])
 def test_equation_numbers_stay_visible_beside_their_formulas(
     built_site: BuildResult, browser, site_url: str, width: int
@@ -129,7 +127,6 @@ SIZES_JS = """
 """
 
 
-@pytest.mark.site
 def test_display_sums_are_large_and_brackets_grow_around_fractions(browser, site_url: str) -> None:
     """Needs a system math font (CI installs fonts-dejavu-core, which has one)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -110,15 +110,11 @@ def narrow_survey(built_site: BuildResult, phone_tab, site_url: str) -> dict[str
     return {path: fit(phone_tab, f"{site_url}/{path}") for path in pages}
 
 
-@pytest.mark.site
-@pytest.mark.browser
 def test_every_page_was_measured(built_site: BuildResult, narrow_survey: dict) -> None:
     assert len(narrow_survey) == len(site_pages(built_site.html)) >= 15
     assert all(r["clientWidth"] == WIDTH for r in narrow_survey.values())
 
 
-@pytest.mark.site
-@pytest.mark.browser
 def test_no_page_scrolls_sideways_at_390px(narrow_survey: dict) -> None:
     wide = {page: r for page, r in narrow_survey.items() if r["scrollWidth"] > r["clientWidth"]}
     report = "\n".join(
@@ -128,16 +124,12 @@ def test_no_page_scrolls_sideways_at_390px(narrow_survey: dict) -> None:
     assert wide == {}, f"{len(wide)} pages wider than a 390 px window:\n{report}"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 def test_boxes_that_scroll_sideways_take_the_keyboard_focus(narrow_survey: dict) -> None:
     unreachable = {page: r["unreachable"] for page, r in narrow_survey.items() if r["unreachable"]}
     report = "\n".join(f"{page}: {boxes}" for page, boxes in unreachable.items())
     assert unreachable == {}, f"boxes a keyboard user cannot scroll:\n{report}"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 def test_the_check_sees_a_wide_element(phone_tab, site_url: str) -> None:
     fit(phone_tab, f"{site_url}/index.html")
     phone_tab.evaluate(

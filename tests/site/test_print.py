@@ -167,8 +167,6 @@ def test_the_print_stylesheet_is_print_only(built_site: BuildResult) -> None:
     assert "size: A4" in css
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_has_every_section_title(printed, page: str) -> None:
     result = printed(page)
@@ -182,16 +180,12 @@ def test_printed_lesson_has_every_section_title(printed, page: str) -> None:
     assert missing == [], f"{page}: section titles missing from the PDF"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_has_no_screen_chrome(printed, page: str) -> None:
     text = printed(page).text
     assert [word for word in CHROME if word in text] == [], f"{page}: chrome printed"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_shows_its_solutions(printed, page: str) -> None:
     result = printed(page)
@@ -211,15 +205,11 @@ def test_printed_lesson_shows_its_solutions(printed, page: str) -> None:
         assert missing == [], f"{page}: parts of a solution missing from the PDF"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_shows_every_tab(printed, page: str) -> None:
     assert printed(page).dom["hiddenTabs"] == 0, f"{page}: a tab's content is not printed"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_cuts_no_code_formula_or_table(printed, page: str) -> None:
     result = printed(page)
@@ -231,8 +221,6 @@ def test_printed_lesson_cuts_no_code_formula_or_table(printed, page: str) -> Non
     assert missing == [], f"{page}: the longest lines of these code blocks are not in the PDF"
 
 
-@pytest.mark.site
-@pytest.mark.browser
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_printed_lesson_has_every_figure_on_one_page(
     printed, built_site: BuildResult, page: str

@@ -156,7 +156,6 @@ def test_listing_survives_docstring_and_comment_edits(tmp_path: Path, monkeypatc
 LISTING_HTML = re.compile(r'<div class="lesson-listing[^"]*">(.*?)</pre>', re.S)
 
 
-@pytest.mark.site
 def test_no_listing_on_the_site_shows_a_docstring(built_site: BuildResult) -> None:
     pages = [built_site.html / page for page in LESSON_PAGES]
     blocks = [
@@ -182,7 +181,6 @@ SOLUTIONS_JS = """
 """
 
 
-@pytest.mark.site
 @pytest.mark.parametrize("page", SOLUTION_PAGES)
 def test_solutions_closed_on_load_and_opened_by_click_and_keyboard(
     browser, site_url: str, page: str

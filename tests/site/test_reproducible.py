@@ -27,8 +27,6 @@ from pathlib import Path
 import pytest
 from site_support import DOCS, ROOT, BuildResult, run_sphinx
 
-pytestmark = pytest.mark.site
-
 #: Pages and images that show wall-clock measurements.
 MEASURED = re.compile(
     r"(recurrence\.html|plot_rnn_vs_attention|plot_attention_speed|searchindex\.js)"
