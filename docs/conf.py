@@ -166,8 +166,10 @@ html_title = project
 html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"
 # How a lesson prints (A4): no chrome, solutions open, code wrapped, no figure
-# split across pages (checked by tests/site/test_print.py).
-html_css_files = [("print.css", {"media": "print"})]
+# split across pages (checked by tests/site/test_print.py). The theme's icons,
+# drawn without its icon font or script (icons.css, with the template
+# docs/_templates/static/webpack-macros.html; checked by tests/site/test_icons.py).
+html_css_files = [("print.css", {"media": "print"}), "icons.css"]
 html_last_updated_fmt = None
 html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False
