@@ -139,7 +139,8 @@ def test_icons_draw_without_the_icon_font(browser, site_url: str, path: str, mod
             visit.page.wait_for_timeout(300)
             count = _check_icons(visit, f"{path} at {width} px, {mode}")
             assert count >= 5, f"{path} at {width} px: only {count} icons visible"
-        # "Back to top" shows once the reader scrolls down and then up a little.
+        # "Back to top" shows once the reader scrolls down and then up a little (on
+        # a narrow screen, as here after the loop: the theme hides it on wide ones).
         visit.page.mouse.wheel(0, 4000)
         visit.page.wait_for_timeout(200)
         visit.page.mouse.wheel(0, -300)
