@@ -49,7 +49,6 @@ extensions = [
     "claims",
     "reader_wheel",
     "reproducible",
-    "a11y",
     "cell_errors",
     "glossary_backlinks",
     "search_summary",
@@ -168,10 +167,17 @@ html_favicon = "_static/favicon.svg"
 # How a lesson prints (A4): no chrome, solutions open, code wrapped, no figure
 # split across pages (checked by tests/site/test_print.py). How a page fits a
 # narrow window: nothing scrolls the page sideways (tests/site/test_narrow.py).
+# The theme's icons, drawn without its icon font or script (icons.css, with the
+# template docs/_templates/static/webpack-macros.html; tests/site/test_icons.py).
+# Accessibility fixes for markup that the theme and sphinx-gallery generate,
+# each named in the file that makes it (a11y.css, a11y.js).
 html_css_files = [
     ("print.css", {"media": "print"}),
     ("narrow.css", {"media": "screen"}),
+    "icons.css",
+    "a11y.css",
 ]
+html_js_files = ["a11y.js"]
 html_last_updated_fmt = None
 html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False

@@ -1,4 +1,4 @@
-// Accessibility fixes for markup the theme generates (see docs/_ext/a11y.py).
+// Accessibility fixes for markup the theme and sphinx-gallery generate; each says why.
 document.addEventListener("DOMContentLoaded", () => {
   // The sidebar's expand/collapse toggles are <summary> elements holding only
   // an icon: name them after the section they open.
