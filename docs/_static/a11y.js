@@ -52,3 +52,21 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 // Formulas are measured again once the page's fonts have loaded.
 window.addEventListener("load", () => document.querySelectorAll(SCROLL_BOXES).forEach(reach));
+
+// The sidebar buttons a reader sees (in the article's header) are the second
+// .primary-toggle and .secondary-toggle on the page; both themes attach their
+// handlers to the first, in a header the book theme hides, so the visible
+// buttons did nothing (pydata-sphinx-theme issue 2451). A click on a visible
+// button is passed on to the first, which opens the drawer on a narrow screen
+// and hides or shows the sidebar on a wide one.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const kind of [".primary-toggle", ".secondary-toggle"]) {
+    const [handled, ...visible] = document.querySelectorAll(kind);
+    visible.forEach((button) =>
+      button.addEventListener("click", (event) => {
+        event.preventDefault();
+        handled.click();
+      }),
+    );
+  }
+});
