@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 PAGE = "positional_encoding.html"
 
@@ -47,11 +48,12 @@ def test_visible_primary_button_folds_the_sidebar_at_1280_px(browser, site_url: 
             "document.querySelector('#pst-primary-sidebar').classList"
             ".contains('pst-sidebar-hidden')"
         )
+        expect(sidebar).to_be_hidden()
         page.locator("button.primary-toggle:visible").first.click()
         page.wait_for_function(
             "!document.querySelector('#pst-primary-sidebar').classList"
             ".contains('pst-sidebar-hidden')"
         )
-        assert sidebar.is_visible()
+        expect(sidebar).to_be_visible()
     finally:
         context.close()
