@@ -81,23 +81,8 @@ def quick(session: nox.Session) -> None:
 
 
 def _install_axe(session: nox.Session) -> None:
-    """axe-core, for the accessibility tests, from the npm registry into .axe/."""
-    if (ROOT / ".axe" / "node_modules" / "axe-core" / "package.json").is_file():
-        return
-    if shutil.which("npm") is None:
-        session.warn("npm not found: the accessibility tests will be skipped (a failure under CI)")
-        return
-    session.run(
-        "npm",
-        "install",
-        "--no-save",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(ROOT / ".axe"),
-        AXE_CORE,
-        external=True,
-    )
+    """axe-core, for the accessibility tests (skipped without npm: a failure under CI)."""
+    _install_npm(session, ".axe", AXE_CORE, "axe-core")
 
 
 @nox.session(python=PYTHON)
