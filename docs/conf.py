@@ -7,6 +7,7 @@ import sys
 import tomllib
 from importlib.metadata import version as _dist_version
 from pathlib import Path
+from typing import Any
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
@@ -203,3 +204,29 @@ os.environ.setdefault("SOURCE_DATE_EPOCH", str(_BOOK["source-date-epoch"]))
 # first time it is trained (by the example, which runs first) and the page
 # reads it back. Inherited by the pages' kernels.
 os.environ.setdefault("LESSONS_CODE_RESULTS", str(DOCS / "_build" / "results"))
+
+
+def _defer_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Let a page draw before its scripts run: every script file is ``defer``.
+
+    Deferred scripts still run in their order, before ``DOMContentLoaded``.
+    ``documentation_options.js`` stays as it is (inline scripts of the page set
+    fields of the object it defines while the page is read), and so does the
+    search page, whose search script runs while the page is read.
+    """
+    if pagename == "search":
+        return
+    deferred = []
+    for script in context.get("script_files", []):
+        name = str(getattr(script, "filename", "") or "")
+        attributes = dict(getattr(script, "attributes", {}))
+        if name and not name.endswith("documentation_options.js") and "async" not in attributes:
+            attributes.setdefault("defer", "defer")
+            script = type(script)(script.filename, priority=script.priority, **attributes)
+        deferred.append(script)
+    context["script_files"] = deferred
+
+
+def setup(app: Any) -> None:
+    """Hooks of this book's configuration (the rest lives in docs/_ext)."""
+    app.connect("html-page-context", _defer_scripts)
