@@ -1,4 +1,4 @@
-"""Every number glued into the prose holds what the syllabus expects of it.
+"""Every number glued into the prose holds what its claim in docs/claims/ expects of it.
 
 The build already refuses a claim that fails (docs/_ext/claims.py); this test
 reads the values the built site was made from and checks them once more, so a
