@@ -9,10 +9,11 @@ high on screen.
 
 How the settings reach the figures (nothing here ships with a download):
 
-* Lesson pages: a hidden first cell, added to every notebook page when it is
-  read (``on_source_read``), applies :data:`RC` and registers a PNG formatter
-  that saves at 192 dpi and tells MyST-NB the width to show (no height, so the
-  image keeps its aspect ratio when a narrow screen scales it down).
+* Lesson pages: the hidden first cell that ``code_deps`` puts in every
+  notebook page runs :func:`setup_code`: it applies :data:`RC` and registers
+  a PNG formatter that saves at 192 dpi and tells MyST-NB the width to show
+  (no height, so the image keeps its aspect ratio when a narrow screen scales
+  it down).
 * Gallery: sphinx-gallery's ``reset_modules`` calls :func:`reset_for_gallery`
   before each example, and :func:`scraper` saves each figure at 192 dpi and
   shows it at half its pixel width.
@@ -283,42 +284,21 @@ def quantise_gallery_images(app: Sphinx) -> None:
             path.write_bytes(data)
 
 
-SETUP_CELL = """
-```{code-cell} ipython3
-:tags: [remove-cell]
+def setup_code(page: Path) -> str:
+    """The code that applies the figure settings in the notebook of ``page``.
 
-# Build only: the book's figure settings (docs/_ext/book_figures.py).
-import sys
-
-sys.path.insert(0, "{ext}")
-import book_figures
-
-book_figures.apply_to_notebook()
-```
-"""
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
-_NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
-
-
-def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Put the figure settings first in every notebook page.
-
-    The cell changes how figures are saved and shown, never what the page
-    computes. An edit of this file runs every page and example again:
-    ``code_deps`` counts it as a dependency of each.
+    ``code_deps`` puts it in the hidden first cell of every notebook page. It
+    changes how figures are saved and shown, never what the page computes.
     """
-    text = source[0]
-    if not _NOTEBOOK_MARKER.search(text):
-        return
-    front = _FRONT_MATTER.match(text)
-    cut = front.end() if front else 0
-    ext = os.path.relpath(EXT, Path(app.env.doc2path(docname)).parent)
-    cell = SETUP_CELL.replace("{ext}", Path(ext).as_posix())
-    source[0] = text[:cut] + cell + text[cut:]
+    ext = Path(os.path.relpath(EXT, page.parent)).as_posix()
+    return (
+        "# The book's figure settings (docs/_ext/book_figures.py).\n"
+        f"import sys\n\nsys.path.insert(0, {ext!r})\nimport book_figures\n\n"
+        "book_figures.apply_to_notebook()\n"
+    )
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the notebook hook and the gallery's quantiser (after sphinx-gallery's run)."""
-    app.connect("source-read", on_source_read)
+    """Connect the gallery's quantiser (after sphinx-gallery's run)."""
     app.connect("builder-inited", quantise_gallery_images, priority=600)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

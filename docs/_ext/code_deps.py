@@ -7,9 +7,10 @@ own code. Its output also depends on the ``lessons_code`` modules it imports
 (``book_figures.py``). Those files are its *dependencies*:
 
 * Lesson pages: each dependency is noted for Sphinx, so an edit makes Sphinx
-  read the page again, and a hidden cell holding a digest of the dependencies
-  (a comment: it runs nothing) is appended to the notebook, so jupyter-cache
-  sees new code and executes the page again.
+  read the page again. A hidden first cell is put in every notebook page: it
+  applies the figure settings (``book_figures.setup_code``) and carries, as a
+  comment, a digest of the dependencies, so jupyter-cache sees new code and
+  executes the page again.
 * Gallery examples: before sphinx-gallery runs, an example whose dependencies
   changed since the last build loses its ``.md5`` stamp.
 
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from book_figures import setup_code
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -49,13 +51,13 @@ FIGURE_SETTINGS = Path(__file__).with_name("book_figures.py")
 _NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
 _CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _CELL_BREAK = "\n# -- next cell --\n"
-DIGEST_CELL = """
-
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+FIRST_CELL = """
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
 
-# Digest of this page's dependencies (docs/_ext/code_deps.py): {digest}
-```
+# Build only (docs/_ext/code_deps.py); dependencies' digest: {digest}
+{setup}```
 """
 
 
@@ -119,9 +121,10 @@ def dependencies(root: Path, code: str) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-def inputs(app: Sphinx, code: str) -> dict[str, Any]:
-    """Digests of ``code`` and of each of its dependencies."""
-    files = dependencies(package_dir(app), code)
+def inputs(app: Sphinx, code: str, files: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Digests of ``code`` and of each of its dependencies (``files``, found if not given)."""
+    if files is None:
+        files = dependencies(package_dir(app), code)
     return {
         "code": _sha(code.encode()),
         "dependencies": {name: _sha(path.read_bytes()) for name, path in files.items()},
@@ -133,15 +136,21 @@ def _sha(data: bytes) -> str:
 
 
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Tie a notebook page's execution to its dependencies."""
-    if not _NOTEBOOK_MARKER.search(source[0]):
+    """Tie a notebook page's execution to its dependencies; put the first cell in."""
+    text = source[0]
+    if not _NOTEBOOK_MARKER.search(text):
         return
-    code = code_of(source[0])
+    code = code_of(text)
     _usage(app.env)[docname] = sorted(imported_modules(code))
-    for path in dependencies(package_dir(app), code).values():
+    files = dependencies(package_dir(app), code)
+    for path in files.values():
         app.env.note_dependency(str(path))
-    digests = json.dumps(inputs(app, code)["dependencies"], sort_keys=True)
-    source[0] += DIGEST_CELL.format(digest=_sha(digests.encode()))
+    digests = json.dumps(inputs(app, code, files)["dependencies"], sort_keys=True)
+    page = Path(app.env.doc2path(docname))
+    cell = FIRST_CELL.format(digest=_sha(digests.encode()), setup=setup_code(page))
+    front = _FRONT_MATTER.match(text)
+    cut = front.end() if front else 0
+    source[0] = text[:cut] + cell + text[cut:]
 
 
 def _report_path(app: Sphinx) -> Path:
@@ -159,13 +168,19 @@ def _examples(app: Sphinx) -> dict[str, Path]:
     return found
 
 
+def _previous_inputs(app: Sphinx) -> dict[str, Any]:
+    """The digests the last build recorded (empty before the first report)."""
+    try:
+        inputs: dict[str, Any] = json.loads(_report_path(app).read_text(encoding="utf-8"))["inputs"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return inputs
+
+
 def on_builder_inited(app: Sphinx) -> None:
     """Drop the md5 stamp of every gallery example whose dependencies changed."""
     app._code_deps_start = time.time()  # type: ignore[attr-defined]
-    try:
-        previous = json.loads(_report_path(app).read_text(encoding="utf-8"))["inputs"]
-    except (OSError, ValueError, KeyError):
-        previous = {}
+    app._code_deps_previous = previous = _previous_inputs(app)  # type: ignore[attr-defined]
     for key, script in _examples(app).items():
         now = inputs(app, script.read_text(encoding="utf-8"))["dependencies"]
         stamp = Path(app.srcdir) / f"{key}.md5"
@@ -192,11 +207,7 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
         return
     from myst_nb.sphinx_ import NbMetadataCollector
 
-    path = _report_path(app)
-    try:
-        previous = json.loads(path.read_text(encoding="utf-8"))["inputs"]
-    except (OSError, ValueError, KeyError):
-        previous = {}
+    path, previous = _report_path(app), app._code_deps_previous  # type: ignore[attr-defined]
     env, start = app.env, app._code_deps_start
     sources: dict[str, tuple[str, bool]] = {}
     for docname in sorted(env.found_docs):
