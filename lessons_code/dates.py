@@ -19,13 +19,14 @@ decodings on dates it never saw, in any format.
 from __future__ import annotations
 
 import datetime
+import functools
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import torch.nn.functional as F
+from torch import nn
 
 from lessons_code._checks import (
     check_bool,
@@ -33,7 +34,11 @@ from lessons_code._checks import (
     check_real,
 )
 from lessons_code.results import stored
-from lessons_code.training import seeded, warmup_inverse_sqrt
+from lessons_code.training import (
+    seeded,
+    warmup_inverse_sqrt,
+    warmup_linear_decay,
+)
 from lessons_code.transformer import Transformer, greedy_decode
 
 __all__ = [
@@ -528,7 +533,7 @@ class DateExperiment:
     """
 
     seed: int
-    settings: dict[str, int | float | bool]
+    settings: dict[str, int | float | bool | str]
     losses: np.ndarray
     learning_rates: np.ndarray
     accuracy: float
@@ -542,14 +547,15 @@ class DateExperiment:
 def train_date_model(
     seed: int = 0,
     *,
-    steps: int = 2000,
+    steps: int = 900,
     batch_size: int = 64,
     d_model: int = 64,
     num_heads: int = 4,
     num_layers: int = 2,
     d_ff: int = 128,
-    peak_lr: float = 2e-3,
-    warmup_steps: int = 200,
+    peak_lr: float = 3e-3,
+    warmup_steps: int = 100,
+    schedule: str = "linear",
     num_test_dates: int = 500,
     positional: bool = True,
 ) -> DateExperiment:
@@ -561,7 +567,10 @@ def train_date_model(
     one Adam step (betas 0.9 and 0.98) on the cross-entropy of the next
     target character given the previous ones (teacher forcing), the learning
     rate rising linearly to ``peak_lr`` over ``warmup_steps`` and then
-    decaying as ``1/sqrt(step)`` (:func:`lessons_code.training.warmup_inverse_sqrt`).
+    decaying: linearly to 0 at the last step
+    (:func:`lessons_code.training.warmup_linear_decay`), or as
+    ``1/sqrt(step)``, the 2017 paper's schedule
+    (:func:`lessons_code.training.warmup_inverse_sqrt`).
     The trained model then translates every held-out date in every format
     with :func:`lessons_code.transformer.greedy_decode`.
 
@@ -585,6 +594,9 @@ def train_date_model(
         Learning rate at the end of the warm-up.
     warmup_steps
         Length of the linear warm-up.
+    schedule
+        The decay after the warm-up: ``"linear"`` (to 0 at the last step) or
+        ``"inverse_sqrt"`` (the paper's).
     num_test_dates
         Number of held-out dates (each in every format).
     positional
@@ -603,7 +615,8 @@ def train_date_model(
         If an argument has the wrong type.
     ValueError
         If a size or count is smaller than 1, ``seed < 0``, ``peak_lr`` is not
-        positive, or ``num_heads`` does not divide ``d_model``.
+        positive, ``warmup_steps > steps``, ``num_heads`` does not divide
+        ``d_model``, or ``schedule`` names no schedule.
 
     Examples
     --------
@@ -615,7 +628,7 @@ def train_date_model(
     ('march 9, 1953', '1953-03-09')
     """
     seed = check_int(seed, "seed", minimum=0)
-    settings: dict[str, int | float | bool] = {
+    settings: dict[str, int | float | bool | str] = {
         "steps": check_int(steps, "steps", minimum=1),
         "batch_size": check_int(batch_size, "batch_size", minimum=1),
         "d_model": check_int(d_model, "d_model", minimum=1),
@@ -626,11 +639,21 @@ def train_date_model(
         "warmup_steps": check_int(
             warmup_steps, "warmup_steps", minimum=1
         ),
+        "schedule": schedule,
         "num_test_dates": check_int(
             num_test_dates, "num_test_dates", minimum=1
         ),
         "positional": check_bool(positional, "positional"),
     }
+    if schedule not in ("linear", "inverse_sqrt"):
+        raise ValueError(
+            "schedule must be 'linear' or 'inverse_sqrt', got "
+            f"{schedule!r}"
+        )
+    if warmup_steps > steps:
+        raise ValueError(
+            f"warmup_steps must be at most steps = {steps}, got {warmup_steps}"
+        )
     if d_model % num_heads != 0:
         raise ValueError(
             f"d_model must be divisible by num_heads, got d_model={d_model} "
@@ -662,9 +685,19 @@ def train_date_model(
     optimizer = torch.optim.Adam(
         model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
     )
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: warmup_inverse_sqrt(step, warmup_steps)
-    )
+    if schedule == "linear":
+        factor = functools.partial(
+            warmup_linear_decay,
+            warmup_steps=warmup_steps,
+            total_steps=steps,
+        )
+    else:
+        factor = functools.partial(
+            warmup_inverse_sqrt, warmup_steps=warmup_steps
+        )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    # mean over the target characters; padding (none here) would not count
+    loss_fn = nn.CrossEntropyLoss(ignore_index=vocab.pad_id)
     batches = torch.Generator().manual_seed(seed)
     losses = np.empty(steps)
     rates = np.empty(steps)
@@ -676,16 +709,15 @@ def train_date_model(
         src, tgt = sources[rows], targets[rows]  # (B, S), (B, 12)
         # teacher forcing: read <s> y1 ... y10, predict y1 ... y10 </s>
         logits = model(src, tgt[:, :-1])  # (B, 11, V)
-        loss = F.cross_entropy(
+        loss = loss_fn(
             logits.reshape(-1, len(vocab)),  # (B * 11, V)
             tgt[:, 1:].reshape(-1),  # (B * 11,)
-            ignore_index=vocab.pad_id,
         )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        rates[step] = schedule.get_last_lr()[0]
-        schedule.step()
+        rates[step] = scheduler.get_last_lr()[0]
+        scheduler.step()
         losses[step] = loss.item()
     train_seconds = time.perf_counter() - began
     model.eval()

@@ -31,6 +31,7 @@ __all__ = [
     "map_in_threads",
     "seeded",
     "warmup_inverse_sqrt",
+    "warmup_linear_decay",
 ]
 
 # Held while a run seeds PyTorch's global generator and draws its initial
@@ -239,3 +240,52 @@ def warmup_inverse_sqrt(step: int, warmup_steps: int) -> float:
     warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
     n = step + 1  # the update about to be made, counted from 1
     return min(n / warmup_steps, math.sqrt(warmup_steps / n))
+
+
+def warmup_linear_decay(
+    step: int, warmup_steps: int, total_steps: int
+) -> float:
+    """Learning-rate factor: a linear warm-up to 1, then a linear decay to 0 at the last step.
+
+    ``min(n / warmup, (total - step) / (total - warmup + 1))`` with
+    ``n = step + 1``: the rate rises over the first ``warmup_steps`` updates
+    and falls back on a straight line, ending near zero, so that the last
+    updates are small and the trained weights settle. Use it as the
+    ``lr_lambda`` of ``torch.optim.lr_scheduler.LambdaLR``.
+
+    Parameters
+    ----------
+    step
+        The number of updates done so far (0 before the first).
+    warmup_steps
+        Length of the linear warm-up.
+    total_steps
+        Number of updates of the whole training, at least ``warmup_steps``.
+
+    Returns
+    -------
+    float
+        The factor, in ``[0, 1]``; 1 at ``step = warmup_steps - 1``, and
+        ``1 / (total_steps - warmup_steps + 1)`` at the last update.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``step < 0``, ``warmup_steps < 1`` or
+        ``total_steps < warmup_steps``.
+
+    Examples
+    --------
+    >>> [round(warmup_linear_decay(s, 2, 6), 2) for s in range(6)]
+    [0.5, 1.0, 0.8, 0.6, 0.4, 0.2]
+    """
+    step = check_int(step, "step", minimum=0)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    total_steps = check_int(
+        total_steps, "total_steps", minimum=warmup_steps
+    )
+    rise = (step + 1) / warmup_steps
+    fall = (total_steps - step) / (total_steps - warmup_steps + 1)
+    return max(0.0, min(rise, fall))
