@@ -547,7 +547,7 @@ class DateExperiment:
 def train_date_model(
     seed: int = 0,
     *,
-    steps: int = 900,
+    steps: int = 500,
     batch_size: int = 64,
     d_model: int = 64,
     num_heads: int = 4,
