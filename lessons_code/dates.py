@@ -10,7 +10,7 @@ order of the characters matters (positional encoding).
 
 The module holds the task's data (:func:`format_date`, :func:`split_dates`,
 :func:`date_pairs`), its character vocabulary (:class:`CharVocab`,
-:data:`DATE_VOCAB`) and the experiment (:func:`train_date_model`): a small
+``DATE_VOCAB``) and the experiment (:func:`train_date_model`): a small
 :class:`lessons_code.transformer.Transformer` trained with teacher forcing and
 a learning-rate warm-up, then scored by the exact match of its greedy
 decodings on dates it never saw, in any format.
@@ -101,7 +101,7 @@ def format_date(date: datetime.date, style: str) -> str:
     date
         The date.
     style
-        A key of :data:`FORMATS` (``"long"``, ``"short"``, ``"us"``,
+        A key of ``FORMATS`` (``"long"``, ``"short"``, ``"us"``,
         ``"european"``) or ``"iso"``, the target format.
 
     Returns
@@ -216,7 +216,7 @@ def date_pairs(
     dates
         The dates.
     styles
-        Source formats (keys of :data:`FORMATS`); every one by default.
+        Source formats (keys of ``FORMATS``); every one by default.
 
     Returns
     -------
@@ -546,10 +546,10 @@ class DateExperiment:
         Exact-match accuracy of the greedy decodings on the held-out pairs,
         in ``[0, 1]``.
     accuracy_by_format
-        The same, per source format (keys of :data:`FORMATS`).
+        The same, per source format (keys of ``FORMATS``).
     held_out
         Every held-out pair as ``(source, target, prediction)``, date by
-        date, formats in the order of :data:`FORMATS`.
+        date, formats in the order of ``FORMATS``.
     model
         The trained model (CPU, float32, evaluation mode).
     train_seconds
@@ -586,7 +586,7 @@ def train_date_model(
 ) -> DateExperiment:
     """Train a small Transformer to translate dates to ISO 8601, and score it on unseen dates.
 
-    The calendar dates from :data:`FIRST_DATE` to :data:`LAST_DATE` are split
+    The calendar dates from ``FIRST_DATE`` to ``LAST_DATE`` are split
     with :func:`split_dates` (``num_test_dates`` held out). Every step draws
     ``batch_size`` training pairs (any training date, any format) and takes
     one Adam step (betas 0.9 and 0.98) on the cross-entropy of the next
