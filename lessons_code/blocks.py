@@ -1,4 +1,4 @@
-"""Transformer blocks: LayerNorm, the encoder block, the encoder stack, the decoder block.
+"""Transformer blocks: LayerNorm, the encoder block and stack, the decoder block and stack.
 
 An encoder block wraps two sub-layers -- multi-head self-attention and a
 position-wise feed-forward network -- each in a residual connection and a
@@ -9,8 +9,8 @@ LayerNorm. Where the LayerNorm sits is the one design choice:
 
 Each block maps ``(B, T, D)`` to ``(B, T, D)``, which is why blocks stack.
 The PyTorch classes here match ``torch.nn.TransformerEncoderLayer``,
-``torch.nn.TransformerEncoder`` and ``torch.nn.TransformerDecoderLayer`` when
-given the same weights (``from_torch``).
+``torch.nn.TransformerEncoder``, ``torch.nn.TransformerDecoderLayer`` and
+``torch.nn.TransformerDecoder`` when given the same weights (``from_torch``).
 
 Masks are boolean with ``True`` meaning "may attend". The ``torch.nn.Transformer*``
 layers read boolean masks the opposite way (``True`` means "masked out").
@@ -41,6 +41,7 @@ _Block = TypeVar("_Block", bound="EncoderBlock | DecoderBlock")
 _TorchLayer = nn.TransformerEncoderLayer | nn.TransformerDecoderLayer
 
 __all__ = [
+    "Decoder",
     "DecoderBlock",
     "Encoder",
     "EncoderBlock",
@@ -788,7 +789,13 @@ class DecoderBlock(nn.Module):
         self.dropout3 = nn.Dropout(dropout)
 
     def forward(
-        self, x: torch.Tensor, memory: torch.Tensor, causal: bool = True
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        causal: bool = True,
+        *,
+        mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Run the block.
 
@@ -802,19 +809,48 @@ class DecoderBlock(nn.Module):
             If ``True``, position ``t`` of ``x`` attends only to positions
             ``<= t`` in the self-attention (see
             :func:`lessons_code.attention.causal_mask`).
+        mask
+            Optional boolean self-attention mask, ``True`` = may attend, e.g.
+            a padding mask ``(B, 1, 1, T)`` from
+            :func:`lessons_code.transformer.padding_mask`. With ``causal`` a
+            pair may attend only if both masks allow it.
+        memory_mask
+            Optional boolean cross-attention mask, ``True`` where a position
+            of ``x`` may attend to a position of ``memory``, e.g. the padding
+            mask ``(B, 1, 1, S)`` of the encoder's input.
 
         Returns
         -------
         torch.Tensor
             The transformed sequences ``(B, T, D)``.
 
+        Shape
+        -----
+        - ``mask``: ``(T, T)``, ``(B, T, T)`` or ``(B, H, T, T)``, or any shape
+          that broadcasts to them, such as ``(B, 1, 1, T)``.
+        - ``memory_mask``: ``(T, S)``, ``(B, T, S)`` or ``(B, H, T, S)``, or any
+          shape that broadcasts to them, such as ``(B, 1, 1, S)``.
+
+        where ``B`` is the batch size, ``H`` the number of heads, ``T`` the
+        decoder's and ``S`` the encoder's sequence length.
+
         Raises
         ------
         TypeError
             If ``x`` or ``memory`` is not a floating-point tensor of the
-            parameters' dtype, or ``causal`` not a bool.
+            parameters' dtype, ``causal`` not a bool, or a mask not boolean.
         ValueError
-            If ``x`` is not ``(B, T, D)`` or ``memory`` not ``(B, S, D)``.
+            If ``x`` is not ``(B, T, D)``, ``memory`` not ``(B, S, D)``, or a
+            mask does not fit (or leaves a position nothing to attend to).
+
+        Examples
+        --------
+        >>> block = DecoderBlock(d_model=16, num_heads=4, d_ff=32)
+        >>> x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+        >>> real = torch.tensor([[True] * 7, [True] * 4 + [False] * 3])  # (B, S)
+        >>> memory_mask = real[:, None, None, :]  # (B, 1, 1, S): keys only
+        >>> block(x, memory, memory_mask=memory_mask).shape
+        torch.Size([2, 5, 16])
         """
         x = _check_input(x, self.d_model, like=self.norm1.weight)
         memory = check_tensor(
@@ -827,18 +863,30 @@ class DecoderBlock(nn.Module):
                 f"got memory of shape {tuple(memory.shape)}"
             )
         causal = check_bool(causal, "causal")
-        T = x.shape[1]
-        # (T, T) or None
-        mask = causal_mask(T, device=x.device) if causal else None
+        B, T, _ = x.shape
+        S = memory.shape[1]
+        if mask is not None:
+            mask = self.self_attn._check_mask(mask, B, T, T)
+        if memory_mask is not None:
+            memory_mask = self.cross_attn._check_mask(
+                memory_mask, B, T, S, name="memory_mask"
+            )
+        if causal:  # a pair may attend if both masks allow it
+            future = causal_mask(T, device=x.device)  # (T, T)
+            mask = future if mask is None else future & mask
 
         # Each of the three sub-layers keeps the shape (B, T, D).
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), mask)
-            x = x + self._cross_attention(self.norm2(x), memory)
+            x = x + self._cross_attention(
+                self.norm2(x), memory, memory_mask
+            )
             x = x + self._feed_forward(self.norm3(x))
         else:
             x = self.norm1(x + self._self_attention(x, mask))
-            x = self.norm2(x + self._cross_attention(x, memory))
+            x = self.norm2(
+                x + self._cross_attention(x, memory, memory_mask)
+            )
             x = self.norm3(x + self._feed_forward(x))
         return x
 
@@ -850,11 +898,16 @@ class DecoderBlock(nn.Module):
         return self.dropout1(self.self_attn(x, x, x, mask=mask))
 
     def _cross_attention(
-        self, x: torch.Tensor, memory: torch.Tensor
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        memory_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Cross-attention sub-layer: queries from ``x``, keys and values from ``memory``."""
         # (B, T, D)
-        return self.dropout2(self.cross_attn(x, memory, memory))
+        return self.dropout2(
+            self.cross_attn(x, memory, memory, mask=memory_mask)
+        )
 
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         """Feed-forward sub-layer (without its residual)."""
@@ -901,3 +954,213 @@ class DecoderBlock(nn.Module):
             layer.multihead_attn
         )
         return block
+
+
+class Decoder(nn.Module):
+    """A stack of ``num_layers`` :class:`DecoderBlock` s, with an optional final LayerNorm.
+
+    Every block attends to the same ``memory`` (the encoder's output) with
+    the same masks; ``torch.nn.TransformerDecoder`` calls the final
+    LayerNorm ``norm``.
+
+    Parameters
+    ----------
+    num_layers
+        Number of blocks ``N``.
+    d_model
+        Model width ``D``.
+    num_heads
+        Number of heads ``H`` of every attention; it must divide ``D``.
+    d_ff
+        Hidden width ``FF`` of each feed-forward network.
+    norm_first
+        Pre-norm blocks if ``True``, post-norm blocks if ``False``.
+    dropout
+        Dropout probability of every block (training only).
+    final_norm
+        Apply a LayerNorm after the last block.
+    layer_norm_eps
+        Epsilon of every LayerNorm.
+
+    Shape
+    -----
+    - ``x``: ``(B, T, D)``; ``memory``: ``(B, S, D)``.
+    - ``mask``: broadcastable to ``(B, H, T, T)``; ``memory_mask``:
+      broadcastable to ``(B, H, T, S)`` (``True`` = may attend).
+    - Output: ``(B, T, D)``.
+
+    where ``B`` is the batch size, ``T`` the decoder's and ``S`` the
+    encoder's sequence length, ``D`` the model width and ``H`` the number of
+    heads.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer or a flag not a bool.
+    ValueError
+        If a size is smaller than 1 or ``num_heads`` does not divide ``d_model``.
+
+    Examples
+    --------
+    >>> decoder = Decoder(num_layers=2, d_model=16, num_heads=4, d_ff=32)
+    >>> decoder(torch.randn(2, 5, 16), torch.randn(2, 7, 16)).shape
+    torch.Size([2, 5, 16])
+    >>> len(decoder.layers), decoder.final_norm is None
+    (2, True)
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        norm_first: bool = False,
+        *,
+        dropout: float = 0.0,
+        final_norm: bool = False,
+        layer_norm_eps: float = 1e-5,
+    ) -> None:
+        super().__init__()
+        num_layers = check_int(num_layers, "num_layers", minimum=1)
+        _check_block_sizes(d_model, num_heads, d_ff, dropout)
+        self.d_model = d_model
+        self.norm_first = check_bool(norm_first, "norm_first")
+        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
+        self.layers = nn.ModuleList(
+            DecoderBlock(
+                d_model,
+                num_heads,
+                d_ff,
+                norm_first,
+                dropout=dropout,
+                layer_norm_eps=eps,
+            )
+            for _ in range(num_layers)
+        )
+        self.final_norm = (
+            nn.LayerNorm(d_model, eps=eps)
+            if check_bool(final_norm, "final_norm")
+            else None
+        )
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        causal: bool = True,
+        *,
+        mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Run the blocks in turn, then the final LayerNorm if there is one.
+
+        Parameters
+        ----------
+        x
+            The decoder's sequences ``(B, T, D)``.
+        memory
+            The encoder's output ``(B, S, D)``.
+        causal
+            Causal self-attention in every block (see
+            :meth:`DecoderBlock.forward`).
+        mask
+            Optional boolean self-attention mask used by every block,
+            combined with the causal mask.
+        memory_mask
+            Optional boolean cross-attention mask used by every block.
+
+        Returns
+        -------
+        torch.Tensor
+            The decoded sequences ``(B, T, D)``.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` or ``memory`` is not a floating-point tensor of the
+            parameters' dtype, ``causal`` not a bool or a mask not boolean.
+        ValueError
+            If a shape does not fit (see the class's Shape section).
+        """
+        for layer in self.layers:
+            # (B, T, D)
+            x = layer(
+                x, memory, causal, mask=mask, memory_mask=memory_mask
+            )
+        if self.final_norm is not None:
+            x = self.final_norm(x)  # (B, T, D)
+        return x
+
+    @classmethod
+    def from_torch(cls, decoder: nn.TransformerDecoder) -> Decoder:
+        """Build a :class:`Decoder` with the weights of a ``torch.nn.TransformerDecoder``.
+
+        Every layer is copied with :meth:`DecoderBlock.from_torch`; the
+        decoder's optional final ``norm`` becomes ``final_norm``.
+
+        Parameters
+        ----------
+        decoder
+            A ``torch.nn.TransformerDecoder`` whose layers are accepted by
+            :meth:`DecoderBlock.from_torch` and whose ``norm`` is ``None`` or a
+            ``torch.nn.LayerNorm``.
+
+        Returns
+        -------
+        Decoder
+            A new decoder on the device and with the dtype of ``decoder``.
+
+        Raises
+        ------
+        TypeError
+            If ``decoder`` is not a ``torch.nn.TransformerDecoder``, or its
+            ``norm`` is not a LayerNorm.
+        ValueError
+            If one of its layers cannot be reproduced.
+
+        Examples
+        --------
+        >>> layer = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+        >>> torch_decoder = nn.TransformerDecoder(layer, num_layers=2).eval()
+        >>> decoder = Decoder.from_torch(torch_decoder)
+        >>> x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+        >>> future = ~causal_mask(5)  # PyTorch: True = masked out
+        >>> theirs = torch_decoder(x, memory, tgt_mask=future)
+        >>> bool((decoder(x, memory) - theirs).abs().max() < 1e-5)
+        True
+        """
+        if not isinstance(decoder, nn.TransformerDecoder):
+            raise TypeError(
+                f"decoder must be a torch.nn.TransformerDecoder, got {type(decoder).__name__}"
+            )
+        if decoder.norm is not None and not isinstance(
+            decoder.norm, nn.LayerNorm
+        ):
+            raise TypeError(
+                "decoder.norm must be None or a torch.nn.LayerNorm, "
+                f"got {type(decoder.norm).__name__}"
+            )
+        if len(decoder.layers) == 0:
+            raise ValueError(
+                "decoder must have at least one layer, got 0"
+            )
+        blocks = [
+            DecoderBlock.from_torch(layer) for layer in decoder.layers
+        ]
+        first = blocks[0]
+        weight = first.norm1.weight
+        stack = cls(
+            len(blocks),
+            first.d_model,
+            first.self_attn.num_heads,
+            first.feed_forward.linear1.out_features,
+            first.norm_first,
+            dropout=first.dropout1.p,
+            final_norm=decoder.norm is not None,
+        ).to(device=weight.device, dtype=weight.dtype)
+        stack.layers = nn.ModuleList(blocks)
+        if stack.final_norm is not None and decoder.norm is not None:
+            with torch.no_grad():
+                _copy_layer_norm(stack.final_norm, decoder.norm)
+        return stack

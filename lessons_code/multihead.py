@@ -519,19 +519,28 @@ class MultiHeadAttention(nn.Module):
         return output
 
     def _check_mask(
-        self, mask: object, B: int, T_q: int, T_k: int
+        self,
+        mask: object,
+        B: int,
+        T_q: int,
+        T_k: int,
+        name: str = "mask",
     ) -> torch.Tensor:
-        """Return ``mask`` with a head axis, ready to broadcast to ``(B, H, T_q, T_k)``."""
+        """Return ``mask`` with a head axis, ready to broadcast to ``(B, H, T_q, T_k)``.
+
+        ``name`` is the parameter named in error messages (a block passes
+        its own, e.g. ``"memory_mask"``).
+        """
         scores_shape = (B, self.num_heads, T_q, T_k)
         if isinstance(mask, torch.Tensor) and mask.ndim not in (2, 3, 4):
             raise ValueError(
-                "mask must have 2, 3 or 4 dimensions ((T_q, T_k), (B, T_q, T_k) or "
+                f"{name} must have 2, 3 or 4 dimensions ((T_q, T_k), (B, T_q, T_k) or "
                 f"(B, H, T_q, T_k)), got shape {tuple(mask.shape)}"
             )
         if isinstance(mask, torch.Tensor) and mask.ndim == 3:
-            check_bool_mask(mask, "mask", shape=(B, T_q, T_k))
+            check_bool_mask(mask, name, shape=(B, T_q, T_k))
             mask = mask.unsqueeze(1)  # (B, 1, T_q, T_k)
-        return check_bool_mask(mask, "mask", shape=scores_shape)
+        return check_bool_mask(mask, name, shape=scores_shape)
 
     def extra_repr(self) -> str:
         """Show the sizes when the module is printed."""

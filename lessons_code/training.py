@@ -10,6 +10,7 @@ reader can use them for experiments of their own.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -19,9 +20,19 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from lessons_code._checks import check_int, check_like, check_tensor
+from lessons_code._checks import (
+    check_int,
+    check_like,
+    check_tensor,
+)
 
-__all__ = ["accuracy", "map_in_threads", "seeded"]
+__all__ = [
+    "accuracy",
+    "map_in_threads",
+    "seeded",
+    "warmup_inverse_sqrt",
+    "warmup_linear_decay",
+]
 
 # Held while a run seeds PyTorch's global generator and draws its initial
 # weights, so that runs trained in parallel threads cannot interleave draws.
@@ -183,3 +194,98 @@ def map_in_threads(
         return [function(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(function, items))
+
+
+def warmup_inverse_sqrt(step: int, warmup_steps: int) -> float:
+    """Learning-rate factor of the 2017 paper: a linear warm-up, then decay as ``1/sqrt(step)``.
+
+    Vaswani et al. (2017) train with
+    ``lr = D^-0.5 * min(n^-0.5, n * warmup^-1.5)`` at update ``n = 1, 2, ...``.
+    Written as a fraction of its peak value, reached at ``n = warmup``, this
+    is ``min(n / warmup, sqrt(warmup / n))``. With ``n = step + 1`` it is the
+    ``lr_lambda`` of ``torch.optim.lr_scheduler.LambdaLR``, which counts
+    steps from 0: the optimiser's learning rate is then the peak rate.
+
+    Parameters
+    ----------
+    step
+        The number of updates done so far (0 before the first).
+    warmup_steps
+        Length of the linear warm-up.
+
+    Returns
+    -------
+    float
+        The factor, in ``(0, 1]``; 1 at ``step = warmup_steps - 1``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``step < 0`` or ``warmup_steps < 1``.
+
+    Examples
+    --------
+    >>> [round(warmup_inverse_sqrt(s, 4), 3) for s in range(8)]
+    [0.25, 0.5, 0.75, 1.0, 0.894, 0.816, 0.756, 0.707]
+    >>> model = nn.Linear(2, 2)
+    >>> optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    >>> schedule = torch.optim.lr_scheduler.LambdaLR(
+    ...     optimizer, lambda step: warmup_inverse_sqrt(step, 100))
+    >>> optimizer.param_groups[0]["lr"]  # the first update's rate: 1e-3 / 100
+    1e-05
+    """
+    step = check_int(step, "step", minimum=0)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    n = step + 1  # the update about to be made, counted from 1
+    return min(n / warmup_steps, math.sqrt(warmup_steps / n))
+
+
+def warmup_linear_decay(
+    step: int, warmup_steps: int, total_steps: int
+) -> float:
+    """Learning-rate factor: a linear warm-up to 1, then a linear decay to 0 at the last step.
+
+    ``min(n / warmup, (total - step) / (total - warmup + 1))`` with
+    ``n = step + 1``: the rate rises over the first ``warmup_steps`` updates
+    and falls back on a straight line, ending near zero, so that the last
+    updates are small and the trained weights settle. Use it as the
+    ``lr_lambda`` of ``torch.optim.lr_scheduler.LambdaLR``.
+
+    Parameters
+    ----------
+    step
+        The number of updates done so far (0 before the first).
+    warmup_steps
+        Length of the linear warm-up.
+    total_steps
+        Number of updates of the whole training, at least ``warmup_steps``.
+
+    Returns
+    -------
+    float
+        The factor, in ``[0, 1]``; 1 at ``step = warmup_steps - 1``, and
+        ``1 / (total_steps - warmup_steps + 1)`` at the last update.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``step < 0``, ``warmup_steps < 1`` or
+        ``total_steps < warmup_steps``.
+
+    Examples
+    --------
+    >>> [round(warmup_linear_decay(s, 2, 6), 2) for s in range(6)]
+    [0.5, 1.0, 0.8, 0.6, 0.4, 0.2]
+    """
+    step = check_int(step, "step", minimum=0)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    total_steps = check_int(
+        total_steps, "total_steps", minimum=warmup_steps
+    )
+    rise = (step + 1) / warmup_steps
+    fall = (total_steps - step) / (total_steps - warmup_steps + 1)
+    return max(0.0, min(rise, fall))

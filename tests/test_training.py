@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import pytest
 import torch
 from torch import nn
 
-from lessons_code.training import accuracy, map_in_threads, seeded
+from lessons_code.training import (
+    accuracy,
+    map_in_threads,
+    seeded,
+    warmup_inverse_sqrt,
+    warmup_linear_decay,
+)
 
 # -- accuracy ---------------------------------------------------------------
 
@@ -113,3 +120,33 @@ def test_map_in_threads_rejects_bad_input() -> None:
         map_in_threads(str, iter([1, 2]))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="function must be callable"):
         map_in_threads(3, [1])  # type: ignore[arg-type]
+
+
+def test_warmup_inverse_sqrt_is_the_papers_schedule() -> None:
+    d_model, warmup = 512, 4000
+    peak = (d_model * warmup) ** -0.5  # the paper's rate at step n = warmup
+    for step in [0, 1, 999, 3999, 4000, 20000]:
+        n = step + 1
+        paper = d_model**-0.5 * min(n**-0.5, n * warmup**-1.5)
+        assert warmup_inverse_sqrt(step, warmup) * peak == pytest.approx(paper)
+    assert warmup_inverse_sqrt(warmup - 1, warmup) == 1.0
+
+
+def test_warmup_linear_decay_rises_then_falls_to_zero() -> None:
+    factors = [warmup_linear_decay(s, 4, 20) for s in range(20)]
+    assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert all(a > b for a, b in itertools.pairwise(factors[3:]))
+    assert factors[-1] == pytest.approx(1 / 17)
+    assert warmup_linear_decay(20, 4, 20) == 0.0  # past the end: nothing
+    assert warmup_linear_decay(0, 1, 1) == 1.0
+
+
+def test_schedules_reject_bad_input() -> None:
+    with pytest.raises(ValueError, match="warmup_steps must be an integer >= 1"):
+        warmup_inverse_sqrt(0, 0)
+    with pytest.raises(ValueError, match="step must be an integer >= 0"):
+        warmup_linear_decay(-1, 2, 10)
+    with pytest.raises(ValueError, match="total_steps must be an integer >= 5"):
+        warmup_linear_decay(0, 5, 4)
+    with pytest.raises(TypeError, match="step must be an integer"):
+        warmup_inverse_sqrt(1.5, 2)  # type: ignore[arg-type]
