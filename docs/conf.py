@@ -60,7 +60,7 @@ nitpicky = True
 # Names from third-party packages that autodoc meets in signatures and that
 # cannot be resolved without intersphinx (the build never uses the network).
 nitpick_ignore_regex = [
-    ("py:.*", r"(torch|numpy|np|nn|F|matplotlib|pandas|collections|typing)\..*"),
+    ("py:.*", r"(torch|numpy|np|nn|F|matplotlib|pandas|collections|typing|datetime)\..*"),
     ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module|Figure|DataFrame|Callable)"),
     # The type variables of lessons_code.results.stored (same signature in, out).
     ("py:class", r"(~P|lessons_code\.results\.R)"),
