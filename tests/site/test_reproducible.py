@@ -4,7 +4,9 @@ The book is copied into a fresh folder and built there from scratch (every
 page and every example executed again). Its output is compared file by file
 with the site the session built (``built_site``): under CI that is a clean
 build of its own, on a maintainer's machine an incremental one, so the test
-also shows that building step by step ends where a clean build does. Two kinds of content are *measurements of the build machine* and
+also shows that building step by step ends where a clean build does.
+
+Two kinds of content are *measurements of the build machine* and
 legitimately differ from run to run; they are declared here, not hidden:
 
 * the run times the build reports (a page's provenance line, an example's
@@ -16,10 +18,12 @@ legitimately differ from run to run; they are declared here, not hidden:
 
 Every other difference fails the test, and the test lists all of them. Files
 only the session's site has are not differences: Sphinx never deletes the
-output of a page that was removed since an earlier build. The slow order-task and depth experiments are shared between the two builds
-through the saved results of ``lessons_code.results`` (``LESSONS_CODE_RESULTS``):
-their determinism
-for a given seed is tested in tests/test_order_task.py and tests/test_depth.py.
+output of a page that was removed since an earlier build.
+
+The slow experiments (order task, depth, date translation) are shared between
+the two builds through the saved results of ``lessons_code.results``
+(``LESSONS_CODE_RESULTS``): their determinism for a given seed is tested in
+the package's tests.
 """
 
 from __future__ import annotations
