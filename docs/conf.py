@@ -266,12 +266,16 @@ def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctr
     linked, up to the first one with a media attribute) is written, in that
     order, into one file, linked in their place; print.css, narrow.css and
     those after them are linked as before. The theme's own two stylesheets
-    come from its template, not this list, and stay as they are. Every image
+    come from its template, not this list, and stay as they are, and so does
+    pygments.css, which the theme writes again once the pages are written
+    (``overwrite_pygments_css``): it is linked on its own, first. Every image
     after the first one of a page is fetched at low priority, so that it does
     not hold up the text and the styles (``fetchpriority="low"``; it still
     loads, for printing too).
     """
     sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
+    lead = [s for s in sheets[:1] if os.fspath(s.filename) == "_static/pygments.css"]
+    sheets = sheets[len(lead) :]
     run = []
     for sheet in sheets:
         name = os.fspath(sheet.filename)
@@ -289,7 +293,7 @@ def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctr
             partial.write_text(text, encoding="utf-8")
             partial.replace(bundle)
         merged = type(sheets[0])(_STYLES, priority=sheets[0].priority)
-        context["css_files"] = [merged, *sheets[len(run) :]]
+        context["css_files"] = [*lead, merged, *sheets[len(run) :]]
     if "body" in context:
         first = context["body"].find("<img ") + len("<img ")
         if first >= len("<img "):
