@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tomllib
 from importlib.metadata import version as _dist_version
@@ -227,6 +228,81 @@ def _defer_scripts(app: Any, pagename: str, templatename: str, context: dict, do
     context["script_files"] = deferred
 
 
+#: A rule of the theme's stylesheet that only names the Font Awesome glyph of
+#: icon classes (``.fa-bars{--fa:"\f0c9"}``): about 2,000 of them.
+_FA_GLYPH = re.compile(
+    r'(?<=[}/])(?:\.fa-[\w-]+,)*\.fa-[\w-]+\{--fa:"[^"]*"(?:;--fa--fa:"[^"]*")?\}'
+)
+_SOURCE_MAP = "/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
+
+
+def _trim_theme_css(app: Any, exception: Exception | None) -> None:
+    """Drop the Font Awesome glyph rules from the built copy of the theme's stylesheet.
+
+    The book draws its icons with icons.css and never loads the icon font, so
+    the glyphs are never shown; they were 19 kB of the stylesheet's 64 kB
+    (gzip), which every page waits for before it draws. The comment naming the
+    source map goes too (the map is of the whole file); nothing else changes.
+    """
+    css = Path(app.outdir) / "_static" / "styles" / "pydata-sphinx-theme.css"
+    if exception is None and app.builder.format == "html" and css.is_file():
+        text = css.read_text(encoding="utf-8")
+        trimmed = _FA_GLYPH.sub("", text).replace(_SOURCE_MAP, "")
+        if trimmed != text:
+            css.write_text(trimmed, encoding="utf-8")
+
+
+#: The file that holds the stylesheets a page would otherwise load one by one.
+_STYLES = "_static/book-styles.css"
+_IMG = re.compile(r"<img (?!fetchpriority)")
+
+
+def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Fewer requests before a page can draw, and figures after its text.
+
+    A page waits for every stylesheet in its head before it draws, and on a
+    slow connection each file costs a round trip. The leading run of plain
+    stylesheets (the extensions' and the book's, in the order they are
+    linked, up to the first one with a media attribute) is written, in that
+    order, into one file, linked in their place; print.css, narrow.css and
+    those after them are linked as before. The theme's own two stylesheets
+    come from its template, not this list, and stay as they are, and so does
+    pygments.css, which the theme writes again once the pages are written
+    (``overwrite_pygments_css``): it is linked on its own, first. Every image
+    after the first one of a page is fetched at low priority, so that it does
+    not hold up the text and the styles (``fetchpriority="low"``; it still
+    loads, for printing too).
+    """
+    sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
+    lead = [s for s in sheets[:1] if os.fspath(s.filename) == "_static/pygments.css"]
+    sheets = sheets[len(lead) :]
+    run = []
+    for sheet in sheets:
+        name = os.fspath(sheet.filename)
+        if "media" in sheet.attributes or "://" in name or not name.endswith(".css"):
+            break
+        run.append(name)
+    if len(run) > 1:
+        outdir = Path(app.outdir)
+        text = "".join(
+            f"/* {name} */\n{(outdir / name).read_text(encoding='utf-8')}\n" for name in run
+        )
+        bundle = outdir / _STYLES
+        if not bundle.is_file() or bundle.read_text(encoding="utf-8") != text:
+            partial = bundle.with_suffix(f".{os.getpid()}.tmp")  # writers may run side by side
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(bundle)
+        merged = type(sheets[0])(_STYLES, priority=sheets[0].priority)
+        context["css_files"] = [*lead, merged, *sheets[len(run) :]]
+    if "body" in context:
+        first = context["body"].find("<img ") + len("<img ")
+        if first >= len("<img "):
+            body = context["body"]
+            context["body"] = body[:first] + _IMG.sub('<img fetchpriority="low" ', body[first:])
+
+
 def setup(app: Any) -> None:
     """Hooks of this book's configuration (the rest lives in docs/_ext)."""
     app.connect("html-page-context", _defer_scripts)
+    app.connect("html-page-context", _light_head)
+    app.connect("build-finished", _trim_theme_css)
