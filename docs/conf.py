@@ -257,43 +257,57 @@ _STYLES = "_static/book-styles.css"
 _IMG = re.compile(r"<img (?!fetchpriority)")
 
 
+def _bundled(sheets: list[Any]) -> tuple[list[Any], list[str]]:
+    """Split a page's stylesheets: ``pygments.css`` if first, and the run to bundle.
+
+    The run is the leading plain stylesheets after it (up to the first one
+    with a media attribute, from another host or not CSS), by file name; it is
+    empty if fewer than two would be bundled.
+    """
+    sheets = sorted(sheets, key=lambda sheet: sheet.priority)
+    lead = [s for s in sheets[:1] if os.fspath(s.filename) == "_static/pygments.css"]
+    run = []
+    for sheet in sheets[len(lead) :]:
+        name = os.fspath(sheet.filename)
+        if "media" in sheet.attributes or "://" in name or not name.endswith(".css"):
+            break
+        run.append(name)
+    return lead, run if len(run) > 1 else []
+
+
+def _site_sheets(app: Any) -> list[Any]:
+    """The stylesheets the HTML builder links on every page (none if it keeps no list).
+
+    Sphinx holds them in a private attribute; were it renamed, nothing would
+    be bundled and every page would link its stylesheets one by one.
+    """
+    return list(getattr(app.builder, "_css_files", []))
+
+
 def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     """Fewer requests before a page can draw, and figures after its text.
 
     A page waits for every stylesheet in its head before it draws, and on a
     slow connection each file costs a round trip. The leading run of plain
     stylesheets (the extensions' and the book's, in the order they are
-    linked, up to the first one with a media attribute) is written, in that
-    order, into one file, linked in their place; print.css, narrow.css and
-    those after them are linked as before. The theme's own two stylesheets
-    come from its template, not this list, and stay as they are, and so does
-    pygments.css, which the theme writes again once the pages are written
-    (``overwrite_pygments_css``): it is linked on its own, first. Every image
-    after the first one of a page is fetched at low priority, so that it does
-    not hold up the text and the styles (``fetchpriority="low"``; it still
-    loads, for printing too).
+    linked, up to the first one with a media attribute) is linked as one
+    file, which ``_write_styles`` writes when the build ends (only then are
+    all of them in the output folder); print.css, narrow.css and those after
+    them are linked as before. The theme's own two stylesheets come from its
+    template, not this list, and stay as they are, and so does pygments.css,
+    which the theme writes again once the pages are written
+    (``overwrite_pygments_css``): it is linked on its own, first. A page
+    whose stylesheets differ from every other page's keeps its own links.
+    Every image after the first one of a page is fetched at low priority, so
+    that it does not hold up the text and the styles (``fetchpriority="low"``;
+    it still loads, for printing too).
     """
     sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
-    lead = [s for s in sheets[:1] if os.fspath(s.filename) == "_static/pygments.css"]
-    sheets = sheets[len(lead) :]
-    run = []
-    for sheet in sheets:
-        name = os.fspath(sheet.filename)
-        if "media" in sheet.attributes or "://" in name or not name.endswith(".css"):
-            break
-        run.append(name)
-    if len(run) > 1:
-        outdir = Path(app.outdir)
-        text = "".join(
-            f"/* {name} */\n{(outdir / name).read_text(encoding='utf-8')}\n" for name in run
-        )
-        bundle = outdir / _STYLES
-        if not bundle.is_file() or bundle.read_text(encoding="utf-8") != text:
-            partial = bundle.with_suffix(f".{os.getpid()}.tmp")  # writers may run side by side
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(bundle)
-        merged = type(sheets[0])(_STYLES, priority=sheets[0].priority)
-        context["css_files"] = [*lead, merged, *sheets[len(run) :]]
+    lead, run = _bundled(sheets)
+    if run and run == _bundled(_site_sheets(app))[1]:
+        rest = sheets[len(lead) + len(run) :]
+        merged = type(sheets[0])(_STYLES, priority=sheets[len(lead)].priority)
+        context["css_files"] = [*lead, merged, *rest]
     if "body" in context:
         first = context["body"].find("<img ") + len("<img ")
         if first >= len("<img "):
@@ -301,8 +315,22 @@ def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctr
             context["body"] = body[:first] + _IMG.sub('<img fetchpriority="low" ', body[first:])
 
 
+def _write_styles(app: Any, exception: Exception | None) -> None:
+    """Write the bundle the pages link: the stylesheets it stands for, in their order."""
+    run = _bundled(_site_sheets(app))[1] if app.builder.format == "html" else []
+    if exception is None and run:
+        outdir = Path(app.outdir)
+        text = "".join(
+            f"/* {name} */\n{(outdir / name).read_text(encoding='utf-8')}\n" for name in run
+        )
+        bundle = outdir / _STYLES
+        if not bundle.is_file() or bundle.read_text(encoding="utf-8") != text:
+            bundle.write_text(text, encoding="utf-8")
+
+
 def setup(app: Any) -> None:
     """Hooks of this book's configuration (the rest lives in docs/_ext)."""
     app.connect("html-page-context", _defer_scripts)
     app.connect("html-page-context", _light_head)
     app.connect("build-finished", _trim_theme_css)
+    app.connect("build-finished", _write_styles)
