@@ -26,7 +26,6 @@ with ``pip install lessons_code-*.whl matplotlib pandas``.
 # the setting back at the end).
 
 import inspect
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -87,10 +86,9 @@ defaults = inspect.signature(run_order_experiment).parameters
 epochs, lr = defaults["epochs"].default, defaults["lr"].default
 print(f"epochs = {epochs}, learning rate = {lr}")
 
-start = time.perf_counter()
 runs = run_order_grid(seq_lens=(8,), seeds=range(5), device=device)
-wall = time.perf_counter() - start
-print(f"{len(runs)} runs in {wall:.1f} s on {device}")
+training = sum(run.seconds for run in runs)
+print(f"{len(runs)} runs, {training:.1f} s of training in all, on {device}")
 
 # %%
 # Test accuracy, run by run

@@ -22,7 +22,6 @@ with ``pip install lessons_code-*.whl matplotlib pandas``.
 # train fastest on one thread per run (the setting is put back at the end).
 
 import inspect
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -62,10 +61,9 @@ defaults = inspect.signature(run_order_experiment).parameters
 epochs, lr = defaults["epochs"].default, defaults["lr"].default
 print(f"epochs = {epochs}, learning rate = {lr}")
 
-start = time.perf_counter()
 runs = run_order_grid(seq_lens=(32,), seeds=range(5), device=device)
-wall = time.perf_counter() - start
-print(f"{len(runs)} runs in {wall:.1f} s on {device}")
+training = sum(run.seconds for run in runs)
+print(f"{len(runs)} runs, {training:.1f} s of training in all, on {device}")
 
 # %%
 # Test accuracy, run by run
