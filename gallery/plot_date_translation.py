@@ -75,7 +75,8 @@ defaults = inspect.signature(train_date_model).parameters
 settings = {
     name: p.default for name, p in defaults.items() if name != "seed"
 }
-print(settings)
+for name, value in settings.items():
+    print(f"{name:>14}: {value}")
 
 run = train_date_model(0)
 print(f"training took {run.train_seconds:.1f} s")
