@@ -20,6 +20,7 @@ ORDER = (
     "plot_order_task_long.py",
     "plot_encoder_block.py",
     "plot_pre_post_norm.py",
+    "plot_date_translation.py",
 )
 
 

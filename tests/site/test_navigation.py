@@ -82,7 +82,7 @@ def test_pager_reads_naturally(visit, built_site) -> None:
         if any(re.match(r"\s*(next|previous)\b", title, re.I) for title in titles)
     }
     assert repeated == {}
-    page = visit("encoder_block.html").page
+    page = visit("translation.html").page
     link = page.locator("footer.prev-next-footer a.right-next")
     assert link.locator(".prev-next-subtitle").inner_text().strip().lower() == "next"
     assert link.locator(".prev-next-title").inner_text().strip() == "Vision Transformers"

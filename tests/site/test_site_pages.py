@@ -36,6 +36,7 @@ LESSONS = {
     "multihead_attention.html",
     "positional_encoding.html",
     "encoder_block.html",
+    "translation.html",
     "vision_transformers.html",
 }
 BLOCKING = {"serious", "critical"}
