@@ -228,7 +228,7 @@
       waveBars.heading.textContent = `Wavelength of each pair of columns, in positions (D = ${D}; bars on a log scale)`;
       const top = Math.log(waves[waves.length - 1] / waves[0]) || 1;
       fill(waveBars.list, waves, {
-        labels: waves.map((_, i) => `pair ${2 * i}, ${2 * i + 1}`),
+        labels: waves.map((_, i) => `${2 * i}, ${2 * i + 1}`),
         digits: 1,
         scale: (w) => 0.05 + (0.95 * Math.log(w / waves[0])) / top,
       });
