@@ -8,12 +8,16 @@ the text is that value rounded) are compared with ``lessons_code`` for the
 same settings, on the data the page embeds, to a relative tolerance of
 ``RTOL`` (values below ``ATOL`` in size are compared absolutely). The page
 makes no request to another host and logs no error. The time the first
-interaction takes is printed (run with ``-s``), not asserted.
+interaction takes and the largest relative difference are written to
+``test-artifacts/explorers.json`` and printed (run with ``-s``), not asserted.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,8 +29,8 @@ from lessons_code.positional import positional_encoding_numpy
 
 RTOL = 1e-6
 ATOL = 1e-12
-#: The largest relative difference seen, per explorer (printed at the end).
-LARGEST: dict[str, float] = {}
+#: Per page: the first interaction's times and the largest relative difference.
+REPORT: dict[str, dict[str, float]] = {}
 
 ATTENTION_PAGES = ["self_attention.html", "multihead_attention.html"]
 
@@ -50,7 +54,16 @@ SHOWN_JS = """
 )
 """
 
-DATA_JS = "(root) => JSON.parse(root.querySelector('script[type=\"application/json\"]').textContent)"
+DATA_JS = "(root) => JSON.parse(root.querySelector('script[type=\"application/json\"]').text)"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report(artifacts: Path) -> Iterator[None]:
+    """Write ``REPORT`` to the artifacts when the module's tests are done."""
+    yield
+    text = json.dumps(REPORT, indent=1)
+    (artifacts / "explorers.json").write_text(text, encoding="utf-8")
+    print(f"\nexplorers: {text}")  # noqa: T201 -- the figures issue 15 asks to report
 
 
 def _shown(visit: PageVisit, quantity: str) -> np.ndarray:
@@ -64,21 +77,28 @@ def _shown(visit: PageVisit, quantity: str) -> np.ndarray:
     return values
 
 
-def _compare(name: str, shown: np.ndarray, expected: np.ndarray, what: str) -> None:
+def _name(visit: PageVisit) -> str:
+    """The page's file name, as the report names it."""
+    return visit.page.url.rsplit("/", 1)[-1]
+
+
+def _compare(page: str, shown: np.ndarray, expected: np.ndarray, what: str) -> None:
     expected = np.asarray(expected, dtype=np.float64).ravel()
     assert shown.shape == expected.shape, (what, shown.shape, expected.shape)
     error = np.abs(shown - expected)
     assert np.all(error <= RTOL * np.abs(expected) + ATOL), (what, shown, expected)
     relative = error / np.maximum(np.abs(expected), ATOL)
-    LARGEST[name] = max(LARGEST.get(name, 0.0), float(relative.max()))
+    entry = REPORT.setdefault(page, {})
+    entry["largest relative difference"] = max(
+        entry.get("largest relative difference", 0.0), float(relative.max())
+    )
 
 
 def _first_interaction(visit: PageVisit, selector: str, page: str) -> None:
     handler_ms, frame_ms = visit.page.evaluate(FIRST_INTERACTION_JS, selector)
-    print(
-        f"\n{page}: first interaction {handler_ms:.1f} ms in the handler, "
-        f"{frame_ms:.1f} ms to the next frame"
-    )
+    entry = REPORT.setdefault(page, {})
+    entry["first interaction, handler (ms)"] = round(handler_ms, 2)
+    entry["first interaction, to the next frame (ms)"] = round(frame_ms, 2)
 
 
 # -- Attention -------------------------------------------------------------------
@@ -116,11 +136,13 @@ def _check_attention(visit: PageVisit, data: dict[str, Any], state: dict[str, An
     group = root.get_by_role("group", name="Query token")
     assert group.get_by_role("radio", name=str(state["query"]), exact=True).is_checked()
     assert root.get_by_role("checkbox").is_checked() == state["causal"]
-    assert float(root.get_by_role("slider", name="Temperature").input_value()) == state["temperature"]
+    temperature = root.get_by_role("slider", name="Temperature").input_value()
+    assert float(temperature) == state["temperature"]
     expected = _expected_attention(data, state)
     quantities = ["weights", "output"] + (["concat"] if data["heads"] > 1 else [])
     for quantity in quantities:
-        _compare("attention", _shown(visit, quantity), expected[quantity], f"{quantity} {state}")
+        what = f"{quantity} {state}"
+        _compare(_name(visit), _shown(visit, quantity), expected[quantity], what)
 
 
 @pytest.mark.parametrize("page", ATTENTION_PAGES)
@@ -189,7 +211,6 @@ def test_attention_explorer_matches_lessons_code(browser, site_url: str, page: s
         assert visit.console_errors == [], f"{page}: {visit.console_errors}"
     finally:
         visit.close()
-    print(f"{page}: largest relative difference from lessons_code {LARGEST['attention']:.1e}")
 
 
 # -- Positional encoding ---------------------------------------------------------
@@ -215,7 +236,7 @@ def _check_positional(visit: PageVisit, data: dict[str, Any], width: int, positi
     expected = _expected_positional(data, width, position)
     for quantity, values in expected.items():
         what = f"{quantity}, D = {width}, position {position}"
-        _compare("positional", _shown(visit, quantity), values, what)
+        _compare(_name(visit), _shown(visit, quantity), values, what)
 
 
 def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> None:
@@ -260,7 +281,6 @@ def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> Non
         assert visit.console_errors == [], f"{page}: {visit.console_errors}"
     finally:
         visit.close()
-    print(f"{page}: largest relative difference from lessons_code {LARGEST['positional']:.1e}")
 
 
 # -- Keyboard focus and no JavaScript --------------------------------------------
@@ -288,7 +308,8 @@ def test_every_control_takes_the_keyboard_focus_visibly(browser, site_url: str, 
         for _ in range(stops):
             focus = visit.page.evaluate(FOCUS_JS)
             assert focus["inside"], f"{page}: the focus left the explorer early"
-            assert focus["outline"] != "none" and focus["width"] >= 2, (page, focus)
+            assert focus["outline"] != "none", (page, focus)
+            assert focus["width"] >= 2, (page, focus)
             seen.append(focus["type"])
             visit.page.keyboard.press("Tab")
         assert set(seen) >= {"radio", "range"}, seen
@@ -297,7 +318,9 @@ def test_every_control_takes_the_keyboard_focus_visibly(browser, site_url: str, 
 
 
 @pytest.mark.parametrize("page", [*ATTENTION_PAGES, "positional_encoding.html"])
-def test_without_javascript_the_static_figures_stand_alone(browser, site_url: str, page: str) -> None:
+def test_without_javascript_the_static_figures_stand_alone(
+    browser, site_url: str, page: str
+) -> None:
     context = browser.new_context(java_script_enabled=False)
     try:
         tab = context.new_page()
