@@ -1,0 +1,258 @@
+/* The lesson pages' explorers: figures the reader can change.
+
+   A page that has one writes, from its own code at build time, a container
+   <div class="explorer" data-explorer="attention|positional" hidden> holding
+   its data as <script type="application/json">, and loads this file. The
+   script builds native form controls inside the container and shows it;
+   without JavaScript the container stays hidden and the page's static
+   figures stand alone. Every number is shown rounded as text, with the full
+   float64 value in data-value (tests/site/test_explorers.py compares those
+   with lessons_code). Nothing is fetched: the data is in the page. */
+"use strict";
+
+(() => {
+  let uid = 0;
+
+  /** An element with attributes (and properties for on* handlers) and children. */
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value);
+    }
+    node.append(...children);
+    return node;
+  }
+
+  /** ``v`` with ``digits`` decimals, without a minus sign on a rounded zero. */
+  function fixed(v, digits) {
+    const text = v.toFixed(digits);
+    return Number(text) === 0 ? (0).toFixed(digits) : text;
+  }
+
+  /** A fieldset of radio buttons; ``onChange`` gets the chosen option's value. */
+  function radios(legend, options, checked, onChange) {
+    const name = `explorer-${++uid}`;
+    const set = el("fieldset", { class: "explorer-choice" }, el("legend", {}, legend));
+    for (const [value, label] of options) {
+      const input = el("input", { type: "radio", name, value: String(value) });
+      input.checked = value === checked;
+      input.addEventListener("change", () => onChange(value));
+      set.append(el("label", {}, input, ` ${label}`));
+    }
+    return set;
+  }
+
+  /** A labelled checkbox. */
+  function checkbox(label, onChange) {
+    const input = el("input", { type: "checkbox" });
+    input.addEventListener("change", () => onChange(input.checked));
+    return el("label", { class: "explorer-check" }, input, ` ${label}`);
+  }
+
+  /** A labelled range input whose current value is shown next to it. */
+  function slider(label, { min, max, step, value }, show, onChange) {
+    const id = `explorer-${++uid}`;
+    const input = el("input", { type: "range", id, min, max, step });
+    input.value = String(value);
+    const shown = el("output", { for: id });
+    const update = () => {
+      shown.textContent = show(Number(input.value));
+      input.setAttribute("aria-valuetext", shown.textContent);
+    };
+    input.addEventListener("input", () => {
+      update();
+      onChange(Number(input.value));
+    });
+    update();
+    return el("div", { class: "explorer-slider" }, el("label", { for: id }, label), input, shown);
+  }
+
+  /** A titled list of values, each a label, a bar and its number. */
+  function bars(title, quantity) {
+    const list = el("ol", { class: "explorer-bars", "data-quantity": quantity });
+    const heading = el("p", { class: "explorer-heading" });
+    heading.textContent = title;
+    return { node: el("div", { class: "explorer-figure" }, heading, list), list, heading };
+  }
+
+  /** Fill a list made by ``bars``. ``scale`` maps a value to [-1, 1] (signed) or [0, 1]. */
+  function fill(list, values, { labels, digits, scale, signed = false, notes = [] }) {
+    const items = values.map((v, i) => {
+      const fraction = Math.max(-1, Math.min(1, scale(v)));
+      const bar = el("span", { class: "explorer-bar" });
+      bar.style.width = `${Math.abs(fraction) * (signed ? 50 : 100)}%`;
+      if (signed) bar.style[fraction < 0 ? "right" : "left"] = "50%";
+      if (fraction < 0) bar.classList.add("explorer-negative");
+      const track = el("span", { class: signed ? "explorer-track explorer-signed" : "explorer-track" }, bar);
+      const number = el("span", { class: "explorer-value", "data-value": String(v) }, fixed(v, digits));
+      const item = el("li", {}, el("span", { class: "explorer-label" }, labels[i]), track, number);
+      if (notes[i]) item.append(el("span", { class: "explorer-note" }, notes[i]));
+      return item;
+    });
+    list.replaceChildren(...items);
+  }
+
+  // -- Attention ---------------------------------------------------------------
+
+  const matmul = (a, b) => a.map((row) => b[0].map((_, j) => row.reduce((s, x, k) => s + x * b[k][j], 0)));
+  const columns = (m, start, stop) => m.map((row) => row.slice(start, stop));
+
+  /** softmax(scores * factor) over the allowed keys; masked keys get exactly 0. */
+  function softmaxRow(scores, factor, allowed) {
+    const z = scores.map((s, j) => (allowed(j) ? s * factor : -Infinity));
+    const top = Math.max(...z);
+    const e = z.map((v) => Math.exp(v - top));
+    const sum = e.reduce((s, v) => s + v, 0);
+    return e.map((v) => v / sum);
+  }
+
+  function attentionExplorer(root, data) {
+    const T = data.x.length;
+    const D = data.w_q[0].length;
+    const H = data.heads;
+    const dHead = D / H;
+    const q = matmul(data.x, data.w_q);
+    const k = matmul(data.x, data.w_k);
+    const v = matmul(data.x, data.w_v);
+    const vMax = Math.max(...v.flat().map(Math.abs));
+    const state = { query: 0, head: 1, causal: false, scaled: true, temperature: 1 };
+
+    /** One head's weights for the chosen query, and its output (d_head values). */
+    function head(h) {
+      const cols = [(h - 1) * dHead, h * dHead];
+      const qi = columns(q, ...cols)[state.query];
+      const kh = columns(k, ...cols);
+      const vh = columns(v, ...cols);
+      const scores = kh.map((kj) => kj.reduce((s, x, c) => s + x * qi[c], 0));
+      const factor = (state.scaled ? 1 / Math.sqrt(dHead) : 1) / state.temperature;
+      const weights = softmaxRow(scores, factor, (j) => !state.causal || j <= state.query);
+      const out = vh[0].map((_, c) => weights.reduce((s, w, j) => s + w * vh[j][c], 0));
+      return { weights, out };
+    }
+
+    const tokenLabels = data.tokens.map((t) => `key ${t}`);
+    const weightBars = bars("", "weights");
+    const outBars = bars("", "output");
+    const concatBars = H > 1 ? bars("", "concat") : null;
+    const status = el("p", { class: "explorer-status", role: "status" });
+
+    function render() {
+      const chosen = head(state.head);
+      const headName = H > 1 ? `head ${state.head}, ` : "";
+      weightBars.heading.textContent = `Weights of query ${data.tokens[state.query]} (${headName}every row sums to 1)`;
+      fill(weightBars.list, chosen.weights, {
+        labels: tokenLabels,
+        digits: 3,
+        scale: (w) => w,
+        notes: chosen.weights.map((_, j) => (state.causal && j > state.query ? "masked" : "")),
+      });
+      outBars.heading.textContent = `Output of query ${data.tokens[state.query]}${H > 1 ? ` in head ${state.head}` : ""}: the weighted sum of the values`;
+      const outLabels = chosen.out.map((_, c) => `${c + 1}`);
+      fill(outBars.list, chosen.out, { labels: outLabels, digits: 3, scale: (x) => x / vMax, signed: true });
+      if (concatBars) {
+        const all = Array.from({ length: H }, (_, h) => head(h + 1).out).flat();
+        concatBars.heading.textContent = `Concatenation of the ${H} heads' outputs for query ${data.tokens[state.query]} (head ${state.head} highlighted)`;
+        fill(concatBars.list, all, {
+          labels: all.map((_, c) => `h${Math.floor(c / dHead) + 1}.${(c % dHead) + 1}`),
+          digits: 3,
+          scale: (x) => x / vMax,
+          signed: true,
+        });
+        concatBars.list.querySelectorAll("li").forEach((item, c) => {
+          item.classList.toggle("explorer-current", Math.floor(c / dHead) + 1 === state.head);
+        });
+      }
+      const top = chosen.weights.indexOf(Math.max(...chosen.weights));
+      status.textContent = `Query ${data.tokens[state.query]} puts most weight, ${fixed(chosen.weights[top], 3)}, on key ${data.tokens[top]}.`;
+    }
+
+    const set = (key) => (value) => {
+      state[key] = value;
+      render();
+    };
+    const controls = el("div", { class: "explorer-controls" });
+    controls.append(radios("Query token", data.tokens.map((t, i) => [i, t]), 0, set("query")));
+    if (H > 1) {
+      const names = Array.from({ length: H }, (_, h) => [h + 1, `${h + 1}`]);
+      controls.append(radios("Head", names, 1, set("head")));
+    }
+    controls.append(
+      checkbox("Causal mask (attend only to keys ≤ query)", set("causal")),
+      radios("Scores multiplied by", [[true, `1/√${dHead}`], [false, "1"]], true, set("scaled")),
+      slider("Temperature", { min: 0.25, max: 4, step: 0.25, value: 1 }, (t) => fixed(t, 2), set("temperature")),
+    );
+    const figures = [weightBars.node, outBars.node];
+    if (concatBars) figures.push(concatBars.node);
+    root.append(controls, status, ...figures);
+    render();
+  }
+
+  // -- Positional encoding ---------------------------------------------------------
+
+  function positionalExplorer(root, data) {
+    const T = data.positions;
+    const state = { width: data.width, position: 0 };
+    // The exp-log form of the frequency of pair i, as lessons_code's NumPy version.
+    const frequency = (i, D) => Math.exp(-Math.log(data.base) * (2 * i) / D);
+    const encode = (pos, D) =>
+      Array.from({ length: D }, (_, j) => {
+        const angle = pos * frequency(Math.floor(j / 2), D);
+        return j % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
+      });
+
+    const vectorBars = bars("", "encoding");
+    const dotBars = bars("", "dots");
+    const waveBars = bars("", "wavelengths");
+
+    function render() {
+      const D = state.width;
+      const pos = state.position;
+      const pe = encode(pos, D);
+      vectorBars.heading.textContent = `Encoding of position ${pos} (D = ${D}): sine and cosine of each pair`;
+      fill(vectorBars.list, pe, {
+        labels: pe.map((_, j) => `${j % 2 === 0 ? "sin" : "cos"} ${j}`),
+        digits: 3,
+        scale: (x) => x,
+        signed: true,
+      });
+      const dots = Array.from({ length: T }, (_, p) => encode(p, D).reduce((s, x, j) => s + x * pe[j], 0));
+      dotBars.heading.textContent = `Dot product of position ${pos} with every position p (offset p − ${pos} in brackets)`;
+      fill(dotBars.list, dots, {
+        labels: dots.map((_, p) => `${p} (${p - pos > 0 ? "+" : ""}${p - pos})`),
+        digits: 2,
+        scale: (x) => x / (D / 2),
+        signed: true,
+      });
+      const waves = Array.from({ length: D / 2 }, (_, i) => (2 * Math.PI) / frequency(i, D));
+      waveBars.heading.textContent = `Wavelength of each pair of columns, in positions (D = ${D}; bars on a log scale)`;
+      const top = Math.log(waves[waves.length - 1] / waves[0]) || 1;
+      fill(waveBars.list, waves, {
+        labels: waves.map((_, i) => `${2 * i}, ${2 * i + 1}`),
+        digits: 1,
+        scale: (w) => 0.05 + (0.95 * Math.log(w / waves[0])) / top,
+      });
+    }
+
+    const controls = el("div", { class: "explorer-controls" });
+    controls.append(
+      radios("Model width D", data.widths.map((d) => [d, `${d}`]), state.width, (d) => {
+        state.width = d;
+        render();
+      }),
+      slider("Position", { min: 0, max: T - 1, step: 1, value: 0 }, (p) => String(p), (p) => {
+        state.position = p;
+        render();
+      }),
+    );
+    root.append(controls, vectorBars.node, dotBars.node, waveBars.node);
+    render();
+  }
+
+  const explorers = { attention: attentionExplorer, positional: positionalExplorer };
+  for (const root of document.querySelectorAll("div.explorer[data-explorer]")) {
+    const data = JSON.parse(root.querySelector("script[type='application/json']").textContent);
+    explorers[root.dataset.explorer](root, data);
+    root.hidden = false;
+  }
+})();

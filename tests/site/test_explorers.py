@@ -1,0 +1,332 @@
+"""The explorers compute what the package computes, and work by mouse and keyboard.
+
+The attention explorer (self-attention and multi-head pages) and the
+positional-encoding explorer (docs/_static/explorers.js) are driven in
+Chromium: every control by a click and by the keyboard. After each step the
+numbers the widget shows (each value's ``data-value``, the float64 it drew;
+the text is that value rounded) are compared with ``lessons_code`` for the
+same settings, on the data the page embeds, to a relative tolerance of
+``RTOL`` (values below ``ATOL`` in size are compared absolutely). The page
+makes no request to another host and logs no error. The time the first
+interaction takes and the largest relative difference are written to
+``test-artifacts/explorers.json`` and printed (run with ``-s``), not asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from site_support import PageVisit
+
+from lessons_code.attention import causal_mask, self_attention
+from lessons_code.positional import positional_encoding_numpy
+
+RTOL = 1e-6
+ATOL = 1e-12
+#: Per page: the first interaction's times and the largest relative difference.
+REPORT: dict[str, dict[str, float]] = {}
+
+ATTENTION_PAGES = ["self_attention.html", "multihead_attention.html"]
+
+#: The first interaction, timed inside the page: the click's handler (which
+#: redraws synchronously) and the time to the next frame.
+FIRST_INTERACTION_JS = """
+async (selector) => {
+  const control = document.querySelector(selector);
+  const start = performance.now();
+  control.click();
+  const handled = performance.now();
+  await new Promise((done) => requestAnimationFrame(() => done()));
+  return [handled - start, performance.now() - start];
+}
+"""
+
+SHOWN_JS = """
+(quantity) => Array.from(
+  document.querySelectorAll(`[data-quantity="${quantity}"] .explorer-value`),
+  (node) => [node.dataset.value, node.textContent],
+)
+"""
+
+DATA_JS = "(root) => JSON.parse(root.querySelector('script[type=\"application/json\"]').text)"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report(artifacts: Path) -> Iterator[None]:
+    """Write ``REPORT`` to the artifacts when the module's tests are done."""
+    yield
+    text = json.dumps(REPORT, indent=1)
+    (artifacts / "explorers.json").write_text(text, encoding="utf-8")
+    print(f"\nexplorers: {text}")  # noqa: T201 -- the figures issue 15 asks to report
+
+
+def _shown(visit: PageVisit, quantity: str) -> np.ndarray:
+    """The float64 values of one row of the widget; the text must be their rounding."""
+    pairs = visit.page.evaluate(SHOWN_JS, quantity)
+    assert pairs, f"the widget shows no {quantity}"
+    values = np.array([float(value) for value, _ in pairs])
+    for value, (_, text) in zip(values, pairs, strict=True):
+        digits = len(text.split(".")[1]) if "." in text else 0
+        assert abs(float(text) - value) <= 0.5 * 10.0**-digits + 1e-12, (quantity, text, value)
+    return values
+
+
+def _name(visit: PageVisit) -> str:
+    """The page's file name, as the report names it."""
+    return visit.page.url.rsplit("/", 1)[-1]
+
+
+def _compare(page: str, shown: np.ndarray, expected: np.ndarray, what: str) -> None:
+    expected = np.asarray(expected, dtype=np.float64).ravel()
+    assert shown.shape == expected.shape, (what, shown.shape, expected.shape)
+    error = np.abs(shown - expected)
+    assert np.all(error <= RTOL * np.abs(expected) + ATOL), (what, shown, expected)
+    relative = error / np.maximum(np.abs(expected), ATOL)
+    entry = REPORT.setdefault(page, {})
+    entry["largest relative difference"] = max(
+        entry.get("largest relative difference", 0.0), float(relative.max())
+    )
+
+
+def _first_interaction(visit: PageVisit, selector: str, page: str) -> None:
+    handler_ms, frame_ms = visit.page.evaluate(FIRST_INTERACTION_JS, selector)
+    entry = REPORT.setdefault(page, {})
+    entry["first interaction, handler (ms)"] = round(handler_ms, 2)
+    entry["first interaction, to the next frame (ms)"] = round(frame_ms, 2)
+
+
+# -- Attention -------------------------------------------------------------------
+
+
+def _expected_attention(data: dict[str, Any], state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """lessons_code's weights and outputs for the widget's settings.
+
+    ``self_attention`` divides the scores by sqrt(d_head); scaling ``w_q`` by
+    ``c`` multiplies them by ``c``, which gives the scale and the temperature.
+    """
+    x = np.array(data["x"])
+    w_q, w_k, w_v = (np.array(data[name]) for name in ("w_q", "w_k", "w_v"))
+    T, D = x.shape
+    H = data["heads"]
+    d_head = D // H
+    c = (1.0 if state["scaled"] else math.sqrt(d_head)) / state["temperature"]
+    mask = causal_mask(T).numpy() if state["causal"] else None
+    outputs, weights = [], []
+    for h in range(H):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        out, w = self_attention(x, c * w_q[:, cols], w_k[:, cols], w_v[:, cols], mask=mask)
+        outputs.append(out[state["query"]])
+        weights.append(w[state["query"]])
+    head = state["head"] - 1
+    return {
+        "weights": weights[head],
+        "output": outputs[head],
+        "concat": np.concatenate(outputs),
+    }
+
+
+def _check_attention(visit: PageVisit, data: dict[str, Any], state: dict[str, Any]) -> None:
+    root = visit.page.locator("div.explorer")
+    group = root.get_by_role("group", name="Query token")
+    assert group.get_by_role("radio", name=str(state["query"]), exact=True).is_checked()
+    assert root.get_by_role("checkbox").is_checked() == state["causal"]
+    temperature = root.get_by_role("slider", name="Temperature").input_value()
+    assert float(temperature) == state["temperature"]
+    expected = _expected_attention(data, state)
+    quantities = ["weights", "output"] + (["concat"] if data["heads"] > 1 else [])
+    for quantity in quantities:
+        what = f"{quantity} {state}"
+        _compare(_name(visit), _shown(visit, quantity), expected[quantity], what)
+
+
+@pytest.mark.parametrize("page", ATTENTION_PAGES)
+def test_attention_explorer_matches_lessons_code(browser, site_url: str, page: str) -> None:
+    visit = PageVisit(browser, site_url, page)
+    try:
+        root = visit.page.locator("div.explorer[data-explorer='attention']")
+        assert root.is_visible(), f"{page}: the explorer is not shown"
+        data = root.evaluate(DATA_JS)
+        state = {"query": 0, "head": 1, "causal": False, "scaled": True, "temperature": 1.0}
+        _check_attention(visit, data, state)
+
+        queries = root.get_by_role("group", name="Query token")
+        _first_interaction(visit, "div.explorer fieldset input[value='2']", page)
+        state["query"] = 2
+        _check_attention(visit, data, state)
+
+        # Clicks: every query, the mask, the scale, every head.
+        for query in range(len(data["tokens"])):
+            queries.get_by_role("radio", name=str(query), exact=True).click()
+            state["query"] = query
+            _check_attention(visit, data, state)
+        root.get_by_role("checkbox").click()
+        state["causal"] = True
+        _check_attention(visit, data, state)
+        scale = root.get_by_role("group", name="Scores multiplied by")
+        scale.get_by_role("radio", name="1", exact=True).click()
+        state["scaled"] = False
+        _check_attention(visit, data, state)
+        if data["heads"] > 1:
+            heads = root.get_by_role("group", name="Head")
+            for head in range(1, data["heads"] + 1):
+                heads.get_by_role("radio", name=str(head), exact=True).click()
+                state["head"] = head
+                _check_attention(visit, data, state)
+
+        # Keyboard: arrows move between radios, Space toggles the mask,
+        # arrows, Home and End move the temperature slider.
+        queries.get_by_role("radio", name=str(state["query"]), exact=True).focus()
+        for key, query in (("ArrowLeft", state["query"] - 1), ("ArrowUp", state["query"] - 2)):
+            visit.page.keyboard.press(key)
+            state["query"] = query
+            _check_attention(visit, data, state)
+        root.get_by_role("checkbox").focus()
+        visit.page.keyboard.press("Space")
+        state["causal"] = False
+        _check_attention(visit, data, state)
+        scale.get_by_role("radio", name="1", exact=True).focus()
+        visit.page.keyboard.press("ArrowLeft")
+        state["scaled"] = True
+        _check_attention(visit, data, state)
+        slider = root.get_by_role("slider", name="Temperature")
+        slider.focus()
+        for key, temperature in (("ArrowRight", 1.25), ("End", 4.0), ("Home", 0.25)):
+            visit.page.keyboard.press(key)
+            state["temperature"] = temperature
+            _check_attention(visit, data, state)
+        if data["heads"] > 1:
+            heads = root.get_by_role("group", name="Head")
+            heads.get_by_role("radio", name=str(state["head"]), exact=True).focus()
+            visit.page.keyboard.press("ArrowRight")  # from the last head back to head 1
+            state["head"] = 1
+            _check_attention(visit, data, state)
+
+        assert visit.foreign == [], f"{page}: requests to other hosts"
+        assert visit.console_errors == [], f"{page}: {visit.console_errors}"
+    finally:
+        visit.close()
+
+
+# -- Positional encoding ---------------------------------------------------------
+
+
+def _expected_positional(data: dict[str, Any], width: int, position: int) -> dict[str, np.ndarray]:
+    """The package's encoding, dot products and wavelengths for the widget's settings."""
+    pe = positional_encoding_numpy(data["positions"], width)  # (T, D)
+    # Pair i turns by its frequency w_i per position: row 1 holds sin w_i, cos w_i.
+    frequencies = np.arctan2(pe[1, 0::2], pe[1, 1::2])
+    return {
+        "encoding": pe[position],
+        "dots": pe @ pe[position],
+        "wavelengths": 2 * np.pi / frequencies,
+    }
+
+
+def _check_positional(visit: PageVisit, data: dict[str, Any], width: int, position: int) -> None:
+    root = visit.page.locator("div.explorer")
+    widths = root.get_by_role("group", name="Model width D")
+    assert widths.get_by_role("radio", name=str(width), exact=True).is_checked()
+    assert root.get_by_role("slider", name="Position").input_value() == str(position)
+    expected = _expected_positional(data, width, position)
+    for quantity, values in expected.items():
+        what = f"{quantity}, D = {width}, position {position}"
+        _compare(_name(visit), _shown(visit, quantity), values, what)
+
+
+def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> None:
+    page = "positional_encoding.html"
+    visit = PageVisit(browser, site_url, page)
+    try:
+        root = visit.page.locator("div.explorer[data-explorer='positional']")
+        assert root.is_visible(), f"{page}: the explorer is not shown"
+        data = root.evaluate(DATA_JS)
+        width, position = data["width"], 0
+        _check_positional(visit, data, width, position)
+
+        widths = root.get_by_role("group", name="Model width D")
+        first = data["widths"][0]
+        _first_interaction(visit, f"div.explorer fieldset input[value='{first}']", page)
+        width = first
+        _check_positional(visit, data, width, position)
+
+        for width in data["widths"]:  # clicks
+            widths.get_by_role("radio", name=str(width), exact=True).click()
+            _check_positional(visit, data, width, position)
+        slider = root.get_by_role("slider", name="Position")
+        box = slider.bounding_box()
+        assert box is not None
+        slider.click(position={"x": box["width"] - 2, "y": box["height"] / 2})  # the far end
+        position = data["positions"] - 1
+        _check_positional(visit, data, width, position)
+
+        slider.focus()  # keyboard
+        for key, position in (("Home", 0), ("ArrowRight", 1), ("ArrowUp", 2), ("PageUp", 7)):
+            visit.page.keyboard.press(key)
+            if key == "PageUp":  # Chromium's page step for a range
+                position = int(slider.input_value())
+                assert position > 2
+            _check_positional(visit, data, width, position)
+        widths.get_by_role("radio", name=str(width), exact=True).focus()
+        visit.page.keyboard.press("ArrowLeft")
+        width = data["widths"][-2]
+        _check_positional(visit, data, width, position)
+
+        assert visit.foreign == [], f"{page}: requests to other hosts"
+        assert visit.console_errors == [], f"{page}: {visit.console_errors}"
+    finally:
+        visit.close()
+
+
+# -- Keyboard focus and no JavaScript --------------------------------------------
+
+FOCUS_JS = """
+() => {
+  const el = document.activeElement;
+  const style = getComputedStyle(el);
+  return {inside: !!el.closest("div.explorer"), outline: style.outlineStyle,
+          width: parseFloat(style.outlineWidth), tag: el.tagName, type: el.type};
+}
+"""
+
+
+@pytest.mark.parametrize("page", [*ATTENTION_PAGES, "positional_encoding.html"])
+def test_every_control_takes_the_keyboard_focus_visibly(browser, site_url: str, page: str) -> None:
+    """Tab reaches every control of the explorer, and each shows an outline."""
+    visit = PageVisit(browser, site_url, page)
+    try:
+        root = visit.page.locator("div.explorer")
+        # One stop per radio group (the checked radio), checkbox and slider.
+        stops = root.locator("fieldset").count() + root.locator("input:not([type=radio])").count()
+        root.locator("input:checked").first.focus()
+        seen = []
+        for _ in range(stops):
+            focus = visit.page.evaluate(FOCUS_JS)
+            assert focus["inside"], f"{page}: the focus left the explorer early"
+            assert focus["outline"] != "none", (page, focus)
+            assert focus["width"] >= 2, (page, focus)
+            seen.append(focus["type"])
+            visit.page.keyboard.press("Tab")
+        assert set(seen) >= {"radio", "range"}, seen
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("page", [*ATTENTION_PAGES, "positional_encoding.html"])
+def test_without_javascript_the_static_figures_stand_alone(
+    browser, site_url: str, page: str
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/{page}")
+        assert tab.locator("div.explorer").count() == 1
+        assert not tab.locator("div.explorer").is_visible()
+        assert tab.locator("figure img").count() >= 2
+    finally:
+        context.close()
