@@ -223,6 +223,28 @@ def apply_to_notebook() -> None:
     shell.display_formatter.formatters["image/png"].for_type(Figure, png_with_width)
 
 
+def explorer(kind: str, label: str, data: dict[str, Any]) -> Any:
+    """A page's interactive explorer (``docs/_static/explorers.js``) with its data.
+
+    Shown by a hidden-input cell of a lesson page: a hidden, labelled group
+    that the script fills in (without JavaScript the static figures stand
+    alone), its data as JSON, and the script and stylesheet, which only the
+    pages with an explorer load.
+    """
+    import json
+
+    from IPython.display import HTML
+
+    payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+    return HTML(  # type: ignore[no-untyped-call]
+        '<link rel="stylesheet" href="_static/explorers.css">'
+        f'<div class="explorer" data-explorer="{kind}" role="group" '
+        f'aria-label="{label}" hidden>'
+        f'<script type="application/json">{payload}</script></div>'
+        '<script src="_static/explorers.js" defer></script>'
+    )
+
+
 def reset_for_gallery(gallery_conf: dict[str, Any], fname: str) -> None:
     """sphinx-gallery ``reset_modules`` hook: the book's settings for each example."""
     apply()
