@@ -31,7 +31,7 @@ from typing import Any
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, NameObject, TextStringObject
 
-from book_tools import BUILD_ENV, CHROMIUM_ARGS, SPHINX_JOBS, _BOOK, find_chromium
+from book_tools import _BOOK, BUILD_ENV, CHROMIUM_ARGS, SPHINX_JOBS, find_chromium
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
@@ -79,7 +79,8 @@ PREPARE_JS = r"""
     while (lesson && !(lesson.tagName === "SECTION" && lesson.querySelector(":scope > h2"))) {
       lesson = lesson.parentElement;
     }
-    const lessonTitle = lesson ? lesson.querySelector(":scope > h2").innerText.replace("#", "").trim() : "";
+    const lessonHeading = lesson ? lesson.querySelector(":scope > h2") : null;
+    const lessonTitle = lessonHeading ? lessonHeading.innerText.replace("#", "").trim() : "";
     const name = (label ? label.innerText : "Solution").replace(/\s+/g, " ").trim();
     const item = document.createElement("section");
     item.id = `appendix-solution-${index + 1}`;
@@ -195,7 +196,8 @@ def _fix_outline(writer: Any, headings: list[str]) -> int:
     """
     changed, position = 0, 0
     root = writer._root_object.get("/Outlines")
-    stack = [root.get_object()["/First"]] if root is not None and "/First" in root.get_object() else []
+    root = root.get_object() if root is not None else {}
+    stack = [root["/First"]] if "/First" in root else []
     items = []
     while stack:  # depth first, in document order
         node = stack.pop().get_object()
@@ -241,7 +243,7 @@ def finish(path: Path, epoch: int, headings: list[str]) -> None:
 
 
 def build_pdf() -> Path:
-    """The whole route: one HTML page, printed, made reproducible; returns the PDF's path."""
+    """Build the PDF: one HTML page, printed, made reproducible; returns the PDF's path."""
     OUT.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     page = build_singlehtml()
@@ -250,7 +252,7 @@ def build_pdf() -> Path:
     finish(PDF, source_date_epoch(), headings)
     done = time.perf_counter()
     size = PDF.stat().st_size / 1e6
-    print(
+    print(  # noqa: T201 (the nox session's report)
         f"[pdf] {PDF} ({size:.1f} MB, {moved} solutions in the appendix): "
         f"singlehtml {built - start:.1f} s, print {done - built:.1f} s"
     )

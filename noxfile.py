@@ -62,6 +62,18 @@ def docs(session: nox.Session) -> None:
     session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
 
 
+@nox.session(python=PYTHON, default=False)
+def pdf(session: nox.Session) -> None:
+    """Build the book as one PDF into docs/_build/pdf/transformer-book.pdf (book_pdf.py).
+
+    The lessons, the glossary, the bibliography and the exercises' solutions
+    (in an appendix) on one HTML page, printed by headless Chromium. Run
+    after ``nox -s docs``: the pages' saved outputs are reused, nothing runs.
+    """
+    _install(session, "docs", "test")  # Playwright and pypdf are in `test`
+    session.run("python", str(ROOT / "book_pdf.py"), env={**BUILD_ENV, **_reproducible()})
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Run the whole test suite: package, site build, and the site in headless Chromium."""

@@ -67,12 +67,9 @@ def _front_page(text: str) -> str:
     head = text[:cut] if cut >= 0 else text
     head = _SECTION.sub(lambda m: f"```{{rubric}} {m.group(1)}\n```", head)
     parts = re.findall(r"```\{toctree\}\n(.*?)```", text, re.DOTALL)
-    pages = [
-        line.strip()
-        for part in parts
-        for line in part.splitlines()
-        if line.strip() and not line.startswith(":") and line.strip() not in {"api", "auto_examples/index"}
-    ]
+    entries = [line.strip() for part in parts for line in part.splitlines()]
+    left_out = {"", "api", "auto_examples/index"}
+    pages = [entry for entry in entries if entry not in left_out and not entry.startswith(":")]
     toctree = "\n".join(pages)
     return f"{head}\n```{{toctree}}\n:maxdepth: 2\n\n{toctree}\n```\n"
 

@@ -1,0 +1,198 @@
+"""The book as one PDF (``nox -s pdf``; book_pdf.py): what a reader of it must find.
+
+The PDF is built once, after the site (whose execution cache it reads), by
+the same function as the nox session; its page count, size and build time go
+to ``test-artifacts/pdf.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+from site_support import DOCS, HTML, BuildResult
+
+import book_pdf
+
+#: Pages of the book that are not lessons, and the toctree entries the PDF leaves out.
+NOT_LESSONS = {"glossary", "bibliography", "api", "auto_examples/index"}
+#: Formulas whose text must come out of the PDF (white space removed, NFKC):
+#: scaled dot-product attention (Q K-transposed over the root of d_k) and
+#: the sinusoidal encoding.
+FORMULAS = ["softmax", "QK\N{DOWN TACK}\N{SQUARE ROOT}dk", "PE(pos,2i)=sin(pos"]
+#: LaTeX that would mean a formula was printed as its source.
+RAW_TEX = re.compile(r"\$\$|\\(frac|sqrt|mathrm|operatorname|left|right|cdot|top)\b")
+#: A PDF of the whole book is longer than this; a lost chapter would show.
+MIN_PAGES = 80
+MAX_BYTES = 15_000_000
+
+
+@dataclass(frozen=True)
+class Book:
+    """The built PDF, read back."""
+
+    path: Path
+    reader: PdfReader
+    text: str  # every page's text, NFKC, white space removed
+    seconds: float
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def _lessons() -> list[str]:
+    """The lesson pages, in the landing page's order (every toctree entry but the rest)."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    entries = [
+        line.strip()
+        for block in re.findall(r"```\{toctree\}\n(.*?)```", index, re.DOTALL)
+        for line in block.splitlines()
+        if line.strip() and not line.startswith(":")
+    ]
+    return [entry for entry in entries if entry not in NOT_LESSONS]
+
+
+def _headings(page: str, level: int) -> list[str]:
+    """The text of the ``<h{level}>`` headings of a built page (without the "#" link)."""
+    html = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    found = re.findall(rf"<h{level}[^>]*>(.*?)</h{level}>", html, re.DOTALL)
+    # Without the link and a formula's TeX source (its MathML annotation, not shown).
+    drop = r"<a class=\"headerlink\".*?</a>|<annotation.*?</annotation>|<[^>]+>"
+    texts = [re.sub(drop, "", h, flags=re.DOTALL) for h in found]
+    return [unicodedata.normalize("NFKC", " ".join(t.split())) for t in texts]
+
+
+def _figures(page: str) -> list[str]:
+    """The alt text of every figure of a built page (not the gallery's thumbnails)."""
+    html = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    images = re.findall(r"<img [^>]*>", html)
+    kept = [i for i in images if "sphx_glr_" not in i or "_thumb" not in i]
+    return [re.search(r'alt="([^"]*)"', i).group(1) for i in kept]  # type: ignore[union-attr]
+
+
+def _outline_titles(reader: PdfReader) -> list[str]:
+    titles: list[str] = []
+
+    def walk(items: list) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                titles.append(item.title)
+
+    walk(reader.outline)
+    return titles
+
+
+def _alt_texts(reader: PdfReader) -> list[str]:
+    """Every /Alt of the tagged PDF's structure tree (one per printed figure)."""
+    alts, seen = [], set()
+    stack: list = [reader.trailer["/Root"]["/StructTreeRoot"]]
+    while stack:
+        node = stack.pop()
+        node = node.get_object() if hasattr(node, "get_object") else node
+        if isinstance(node, dict) and id(node) not in seen:
+            seen.add(id(node))
+            if "/Alt" in node:
+                alts.append(str(node["/Alt"]))
+            if "/K" in node:
+                stack.append(node["/K"])
+        elif isinstance(node, list):
+            stack.extend(node)
+    return alts
+
+
+@pytest.fixture(scope="session")
+def book(built_site: BuildResult, artifacts: Path) -> Book:
+    """The PDF, built by book_pdf.build_pdf after the site; its figures saved for a maintainer."""
+    start = time.perf_counter()
+    path = book_pdf.build_pdf()
+    seconds = time.perf_counter() - start
+    reader = PdfReader(path)
+    text = _squeeze("\n".join(page.extract_text() for page in reader.pages))
+    report = {"pages": len(reader.pages), "bytes": path.stat().st_size, "seconds": seconds}
+    (artifacts / "pdf.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return Book(path, reader, text, seconds)
+
+
+def test_pdf_size_and_pages(book: Book) -> None:
+    """The whole book is there, numbered, and the file stays small enough to hand out."""
+    assert len(book.reader.pages) > MIN_PAGES
+    assert book.path.stat().st_size <= MAX_BYTES
+    # Page numbers at the foot of the pages ("3 / 119").
+    total = len(book.reader.pages)
+    assert f"3/{total}" in _squeeze(book.reader.pages[2].extract_text())
+
+
+def test_pdf_outline_has_every_lesson_and_the_appendix(book: Book) -> None:
+    """A bookmark per lesson (its title, spaces and all), the glossary, bibliography, appendix."""
+    titles = _outline_titles(book.reader)
+    wanted = [_headings(page, 1)[0] for page in _lessons()]
+    wanted += ["Glossary", "Bibliography", "Appendix: solutions to the exercises"]
+    missing = [title for title in wanted if title not in titles]
+    assert not missing, f"no bookmark for {missing}"
+    solutions = [title for title in titles if "Solution to Exercise" in title]
+    assert solutions, "no bookmark for any solution in the appendix"
+
+
+def test_pdf_has_every_section_title(book: Book) -> None:
+    """The text of every lesson's section titles (its <h2>) is in the PDF."""
+    missing = [
+        f"{page}: {title}"
+        for page in _lessons()
+        for title in _headings(page, 2)
+        if _squeeze(title) not in book.text
+    ]
+    assert not missing
+
+
+def test_pdf_formulas_are_typeset(book: Book) -> None:
+    """Key formulas come out as their symbols, and no LaTeX source is printed."""
+    missing = [formula for formula in FORMULAS if _squeeze(formula) not in book.text]
+    assert not missing
+    assert not RAW_TEX.findall(book.text)
+
+
+def test_pdf_has_every_figure(book: Book) -> None:
+    """Every figure of the lessons is printed, as a figure with its alt text."""
+    alts = {_squeeze(alt) for alt in _alt_texts(book.reader)}
+    figures = [(page, alt) for page in _lessons() for alt in _figures(page)]
+    assert figures
+    missing = [f"{page}: {alt[:60]}" for page, alt in figures if _squeeze(alt) not in alts]
+    assert not missing
+
+
+def test_pdf_internal_links_resolve(book: Book) -> None:
+    """Every link within the book lands on a page of it (no dangling named destination)."""
+    names = set(book.reader.named_destinations)
+    dangling, internal = [], 0
+    for page in book.reader.pages:
+        for annotation in page.get("/Annots", []) or []:
+            annotation = annotation.get_object()
+            destination = annotation.get("/Dest")
+            if destination is None and "/A" in annotation:
+                destination = annotation["/A"].get("/D")
+            if destination is None:
+                continue
+            internal += 1
+            if isinstance(destination, str) and destination not in names:
+                dangling.append(destination)
+    assert internal > 0
+    assert not dangling
+
+
+def test_pdf_is_reproducible(book: Book, tmp_path: Path) -> None:
+    """Printing the same page again gives the same bytes (fixed dates, /ID from the content)."""
+    again = tmp_path / "again.pdf"
+    _, headings = book_pdf.print_pdf(book_pdf.SINGLEHTML / "index.html", again)
+    book_pdf.finish(again, book_pdf.source_date_epoch(), headings)
+    assert again.read_bytes() == book.path.read_bytes()
+    assert book.reader.metadata is not None
+    assert book.reader.metadata["/CreationDate"].startswith("D:20")
