@@ -50,7 +50,8 @@ FOOTER = (
 #: with two anchors (``#document-page#label``: references resolved after it
 #: joined the pages) point at their target; every exercise's solution moves
 #: into an appendix at the end of the book, under a heading naming its lesson
-#: and exercise, with links both ways. Returns how many solutions moved.
+#: and exercise, with links both ways; every chapter (lesson, glossary,
+#: bibliography, appendix) starts a page. Returns how many solutions moved.
 PREPARE_JS = r"""
 () => {
   document.querySelectorAll('a[href^="#"]').forEach((a) => {
@@ -63,7 +64,10 @@ PREPARE_JS = r"""
   const solutions = Array.from(document.querySelectorAll("div.solution"));
   if (!solutions.length) return 0;
   const style = document.createElement("style");
-  style.textContent = ".pdf-appendix .admonition { break-inside: auto !important; }";
+  style.textContent = [
+    "main section:has(> h2), #appendix-solutions { break-before: page; }",
+    ".pdf-appendix .admonition { break-inside: auto !important; }",
+  ].join("\n");
   document.head.appendChild(style);
   const main = document.querySelector("main article") || document.querySelector("main");
   const appendix = document.createElement("section");
