@@ -16,9 +16,14 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
-from site_support import DOCS, HTML, BuildResult
+from site_support import DOCS, HTML, BuildResult, skip_or_fail
 
 import book_pdf
+from book_tools import find_chromium
+
+# Chromium prints the PDF (not through the browser fixture, which the
+# conftest marks by): marked here, so that `-m "not browser"` leaves it out.
+pytestmark = pytest.mark.browser
 
 #: Pages of the book that are not lessons, and the toctree entries the PDF leaves out.
 NOT_LESSONS = {"glossary", "bibliography", "api", "auto_examples/index"}
@@ -112,6 +117,8 @@ def _alt_texts(reader: PdfReader) -> list[str]:
 @pytest.fixture(scope="session")
 def book(built_site: BuildResult, artifacts: Path) -> Book:
     """The PDF, built by book_pdf.build_pdf after the site; its figures saved for a maintainer."""
+    if find_chromium() is None:
+        skip_or_fail("NO BROWSER: Chromium not found (it prints the PDF); PDF tests skipped")
     start = time.perf_counter()
     path = book_pdf.build_pdf()
     seconds = time.perf_counter() - start
