@@ -175,8 +175,8 @@ class _Converter:
             return []
         if name == "solution-start":
             self.in_solution = True
-            title = self.exercises.get(argument, "")
-            heading = f"### Solution: {title}" if title else "### Solution"
+            title = self.exercises.get(argument, "Exercise")
+            heading = f"### Solution: {title}" if title != "Exercise" else "### Solution"
             return [(True, heading)]
         if name == "solution-end":
             self.in_solution = False
@@ -264,10 +264,12 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
         "To run this notebook, install the book's package and its plotting needs "
         f"in the folder you saved the package's wheel in (download it from the [book's "
         f"home page]({UP}{app.builder.get_target_uri('index')})):\n\n"
-        f"```bash\npip install lessons_code-{release}-py3-none-any.whl matplotlib pandas\n```\n\n"
-        "The exercises' solutions are at the end of the notebook."
+        f"```bash\npip install lessons_code-{release}-py3-none-any.whl matplotlib pandas\n```"
     )
-    main.insert(1, nbformat.v4.new_markdown_cell(install))
+    if solutions:
+        install += "\n\nThe exercises' solutions are at the end of the notebook."
+    title, _, rest = main[0].source.partition("\n")
+    main[0].source = f"{title}\n\n{install}\n\n{rest.strip()}"
     if solutions:
         main.append(nbformat.v4.new_markdown_cell("## Solutions"))
         main.extend(solutions)
@@ -328,7 +330,7 @@ def link_notebook(
     link = (
         f'<p class="lesson-notebook"><a class="reference download" href="{href}" '
         f'download="">Download this lesson as a Jupyter notebook</a> '
-        "(it runs with the book's package; solutions at the end).</p>"
+        "(it runs with the book's package).</p>"
     )
     at = body.index(_H1_END) + len(_H1_END)
     context["body"] = body[:at] + link + body[at:]
