@@ -37,7 +37,7 @@ from claims import glued_values
 from listing import listing_lines
 from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
-from pybtex.database import parse_file
+from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
 from sphinx.errors import ExtensionError
 
@@ -49,6 +49,9 @@ FOLDER = "_downloads/notebooks"
 ARCHIVE = "lessons-notebooks.zip"
 #: From a notebook in FOLDER back to the site's root.
 UP = "../../"
+#: nbformat's helpers are untyped.
+_V4: Any = nbformat.v4
+_WRITES: Any = nbformat.writes
 #: Text that must never reach a reader's notebook.
 FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
 
@@ -102,7 +105,7 @@ class _Converter:
             key = key or text
             if key not in self.glued:
                 raise ExtensionError(f"{self.docname}: no glued value {key!r}")
-            return format_plain_text(self.glued[key], spec or "s")
+            return str(format_plain_text(self.glued[key], spec or "s"))
         if name == "term":
             docname, anchor = self.std.objects[("term", key.lower())]
             return f"[{title or key}]({self._uri(docname, anchor)})"
@@ -230,7 +233,7 @@ class _Converter:
 
 
 def _authors_year(entry: Any) -> str:
-    """"Vaswani et al., 2017": the short author-year form of a BibTeX entry."""
+    """The short author-year form of a BibTeX entry ("Vaswani et al., 2017")."""
     names = [person.last_names[-1].strip("{}") for person in entry.persons.get("author", [])]
     year = entry.fields.get("year", "n.d.")
     if len(names) > 2:
@@ -251,14 +254,14 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
             if tags & {"remove-cell", "remove-input"}:
                 continue
             target = solutions if convert.in_solution else main
-            target.append(nbformat.v4.new_code_cell(cell.source.strip("\n")))
+            target.append(_V4.new_code_cell(cell.source.strip("\n")))
             continue
         for in_solution, text in convert.chunks(cell.source):
             target = solutions if in_solution else main
             if target and target[-1].cell_type == "markdown":
                 target[-1].source += "\n\n" + text
             else:
-                target.append(nbformat.v4.new_markdown_cell(text))
+                target.append(_V4.new_markdown_cell(text))
     release = app.config.release
     install = (
         "To run this notebook, install the book's package and its plotting needs "
@@ -271,7 +274,7 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
     title, _, rest = main[0].source.partition("\n")
     main[0].source = f"{title}\n\n{install}\n\n{rest.strip()}"
     if solutions:
-        main.append(nbformat.v4.new_markdown_cell("## Solutions"))
+        main.append(_V4.new_markdown_cell("## Solutions"))
         main.extend(solutions)
     for number, cell in enumerate(main):
         cell.id = f"cell-{number}"
@@ -281,7 +284,7 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
         for bad in FORBIDDEN:
             if bad in cell.source:
                 raise ExtensionError(f"{docname}: its notebook still contains {bad!r}")
-    notebook = nbformat.v4.new_notebook(cells=main)
+    notebook: nbformat.NotebookNode = _V4.new_notebook(cells=main)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
@@ -301,7 +304,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
     for docname in lessons:
-        text = nbformat.writes(lesson_notebook(app, docname, bib)) + "\n"
+        text = _WRITES(lesson_notebook(app, docname, bib)) + "\n"
         files[f"{docname}.ipynb"] = text.encode("utf-8")
         path = folder / f"{docname}.ipynb"
         if not path.is_file() or path.read_bytes() != files[f"{docname}.ipynb"]:

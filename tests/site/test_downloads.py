@@ -445,6 +445,5 @@ def test_lesson_notebook_runs(
 ) -> None:
     run = reader_runs[f"lesson:{name}"]
     request.node.user_properties.append(("seconds", round(run.seconds, 1)))
-    print(f"{name}.ipynb ran in {run.seconds:.1f} s")
     assert run.returncode == 0, _failure(f"{name}.ipynb", run)
     assert "cells executed:" in run.stdout
