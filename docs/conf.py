@@ -51,6 +51,7 @@ extensions = [
     "claims",
     "reader_wheel",
     "reproducible",
+    "lesson_notebooks",
     "cell_errors",
     "glossary_backlinks",
     "search_summary",

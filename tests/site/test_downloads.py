@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from site_support import ROOT, BuildResult
+from site_support import LESSON_SOURCES, ROOT, BuildResult
 
 from book_tools import BUILD_ENV
 
@@ -53,6 +53,16 @@ TIMEOUTS = {
     "plot_date_translation.py": 240,
 }
 INSTALL_TIMEOUT = 600
+# Every lesson page is offered as a notebook (docs/_ext/lesson_notebooks.py),
+# and each runs top to bottom. Three of them train models with nothing saved
+# in the reader's folder: the order grid (positional_encoding), the depth grid
+# (encoder_block), the date model and its exercise (translation). They start
+# first, with the slow examples' limit or more.
+LESSONS = [path.stem for path in LESSON_SOURCES]
+SLOW_LESSONS = ("translation", "encoder_block", "positional_encoding")
+LESSON_TIMEOUTS = {"translation": 480, "encoder_block": 360, "positional_encoding": 360}
+# MyST syntax that a reader's Jupyter would show as it is.
+MYST_SYNTAX = ("{glue", "{term}", "{ref}", "{numref}", "{eq}", "{cite", "```{", ":::{", "(label)=")
 
 
 class _DownloadLinks(HTMLParser):
@@ -171,6 +181,21 @@ def reader_python(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path
     return python
 
 
+@pytest.fixture(scope="module")
+def lesson_notebooks(built_site: BuildResult) -> dict[str, Path]:
+    """Each lesson's notebook, found through the download link under its title."""
+    html = built_site.html.resolve()
+    found = {}
+    for name in LESSONS:
+        page = html / f"{name}.html"
+        notebooks = [path for path in download_links(page) if path.suffix == ".ipynb"]
+        assert len(notebooks) == 1, f"{page.name}: expected one notebook link, got {notebooks}"
+        assert notebooks[0] == html / "_downloads" / "notebooks" / f"{name}.ipynb"
+        assert notebooks[0].is_file(), f"{page.name} links a missing notebook"
+        found[name] = notebooks[0]
+    return found
+
+
 @dataclass(frozen=True)
 class Run:
     """A finished process and how long it took."""
@@ -221,6 +246,7 @@ print("cells executed:", sum(cell.cell_type == "code" for cell in notebook.cells
 def reader_runs(
     reader_python: Path,
     downloads: dict[str, Downloads],
+    lesson_notebooks: dict[str, Path],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Run]:
     """Every downloaded script, and the chosen notebooks, run in the reader's venv.
@@ -231,6 +257,17 @@ def reader_runs(
     root = tmp_path_factory.mktemp("runs")
     env = _clean_env(root)
     jobs: dict[str, tuple[list[str], Path, dict[str, str]]] = {}
+    timeouts: dict[str, int] = dict(TIMEOUTS)
+    # The lessons that train start before everything else.
+    for name in sorted(LESSONS, key=lambda lesson: lesson not in SLOW_LESSONS):
+        folder = root / f"lesson-{name}"
+        folder.mkdir()
+        notebook = folder / f"{name}.ipynb"
+        notebook.write_bytes(lesson_notebooks[name].read_bytes())
+        limit = LESSON_TIMEOUTS.get(name, SCRIPT_TIMEOUT)
+        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(limit)]
+        jobs[f"lesson:{name}"] = (command, folder, env)
+        timeouts[f"lesson:{name}"] = limit
     # The slowest examples start first, so the two workers finish together.
     for name, item in sorted(downloads.items(), key=lambda pair: pair[0] not in SLOW_FIRST):
         folder = root / f"{name}-py"
@@ -251,7 +288,7 @@ def reader_runs(
         jobs[f"{name}.ipynb"] = (command, folder, env)
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            key: pool.submit(_run, *job, TIMEOUTS.get(key, SCRIPT_TIMEOUT))
+            key: pool.submit(_run, *job, timeouts.get(key, SCRIPT_TIMEOUT))
             for key, job in jobs.items()
         }
         return {key: future.result() for key, future in futures.items()}
@@ -361,6 +398,52 @@ def test_downloaded_notebook_runs(
     name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
     run = reader_runs[f"{name}.ipynb"]
+    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
+    assert run.returncode == 0, _failure(f"{name}.ipynb", run)
+    assert "cells executed:" in run.stdout
+
+
+# -- the lessons as notebooks -----------------------------------------------------
+
+
+def test_landing_page_offers_all_lessons_zipped(
+    built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    index = built_site.html / "index.html"
+    (archive,) = [path for path in download_links(index) if path.name == "lessons-notebooks.zip"]
+    with zipfile.ZipFile(archive) as opened:
+        assert opened.testzip() is None
+        infos = opened.infolist()
+        assert [info.filename for info in infos] == sorted(f"{name}.ipynb" for name in LESSONS)
+        assert len({info.date_time for info in infos}) == 1
+        for info in infos:
+            assert opened.read(info) == lesson_notebooks[Path(info.filename).stem].read_bytes()
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_is_plain_jupyter(name: str, lesson_notebooks: dict[str, Path]) -> None:
+    text = lesson_notebooks[name].read_text(encoding="utf-8")
+    notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    nbformat.validate(notebook)
+    sources = [cell.source for cell in notebook.cells]
+    for syntax in MYST_SYNTAX:
+        assert not any(syntax in source for source in sources), f"{name}: {syntax!r} left"
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    for machinery in ("glue(", "myst_nb", "book_figures", "sys.path", "assert "):
+        assert machinery not in code, f"{name}: build-only {machinery!r} in a code cell"
+    assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
+    assert "pip install lessons_code-" in sources[0]
+    page = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+    if "{solution-start}" in page:
+        headings = [s for s in sources if s.startswith("## Solutions")]
+        assert len(headings) == 1, f"{name}: no Solutions section"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_runs(
+    name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
+) -> None:
+    run = reader_runs[f"lesson:{name}"]
     request.node.user_properties.append(("seconds", round(run.seconds, 1)))
     assert run.returncode == 0, _failure(f"{name}.ipynb", run)
     assert "cells executed:" in run.stdout

@@ -1,0 +1,345 @@
+"""Offer every lesson page as a plain Jupyter notebook, and all of them in one zip.
+
+A lesson page is a MyST-NB notebook: its source has hidden cells, glue roles
+and directives that a reader's Jupyter does not understand. When the HTML
+build ends, MyST-NB's own reader (``read_myst_markdown_notebook``) splits each
+lesson's source into cells, and this extension rewrites what no library does:
+
+* cells tagged ``remove-cell`` (glue, asserts) and ``remove-input`` (the
+  explorers' build-only data) are left out; the visible cells stay in order;
+* roles become plain Markdown: ``{glue:text}`` the number as the page shows
+  it (from the glued values MyST-NB saved, with the role's format), ``{term}``,
+  ``{ref}``, ``{numref}``, ``{doc}`` and ``{eq}`` text or links to the built
+  site's pages (relative within the site), ``{cite:p}``/``{cite:t}`` author and
+  year, ``{func}`` and its kin the object's name as code;
+* directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
+  ``{listing}`` the package's code as a Python block, ``{figure}`` the image
+  attached to the cell, an exercise a quotation, a tab a bold heading; the
+  solutions move to a "Solutions" section at the end; the gallery pointers
+  and the provenance note go.
+
+The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` with no
+outputs, and zipped into ``lessons-notebooks.zip`` (entries in name order,
+dated ``SOURCE_DATE_EPOCH``). Each lesson page links its notebook under its
+title. ``tests/site/test_downloads.py`` runs every notebook in a fresh
+environment with only the reader's install.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+from claims import glued_values
+from listing import listing_lines
+from myst_nb.core.read import read_myst_markdown_notebook
+from myst_nb.core.variables import format_plain_text
+from pybtex.database import parse_file  # type: ignore[import-untyped]
+from reproducible import source_date
+from sphinx.errors import ExtensionError
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+#: Where the notebooks go, relative to the HTML output folder.
+FOLDER = "_downloads/notebooks"
+ARCHIVE = "lessons-notebooks.zip"
+#: From a notebook in FOLDER back to the site's root.
+UP = "../../"
+#: nbformat's helpers are untyped.
+_V4: Any = nbformat.v4
+_WRITES: Any = nbformat.writes
+#: Text that must never reach a reader's notebook.
+FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
+
+_ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
+_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+_FENCE = re.compile(r"^(`{3,}|:{3,})\{([\w-]+)\}\s*(.*)$")
+_LABEL_LINE = re.compile(r"^\([\w-]+\)=\s*$")
+_ADMONITIONS = {"note", "tip", "warning", "important", "seealso", "caution", "hint"}
+
+
+def _source(app: Sphinx, docname: str) -> Path:
+    return Path(app.env.doc2path(docname))
+
+
+def is_lesson(source: Path) -> bool:
+    """Whether ``source`` is a page that executes (its front matter has a kernelspec)."""
+    if source.suffix != ".md" or not source.is_file():
+        return False
+    text = source.read_text(encoding="utf-8")
+    return text.startswith("---") and "kernelspec:" in text.split("\n---", 1)[0]
+
+
+class _Converter:
+    """MyST Markdown of one page -> plain Markdown; code cells pass through."""
+
+    def __init__(self, app: Sphinx, docname: str, bib: dict[str, str]) -> None:
+        self.app = app
+        self.env = app.env
+        self.docname = docname
+        self.bib = bib
+        folder = Path(app.outdir).parent / "jupyter_execute"
+        self.glued = glued_values(folder, docname) or {}
+        self.std: Any = app.env.get_domain("std")
+        self.math: Any = app.env.get_domain("math")
+        self.in_solution = False
+        self.exercises: dict[str, str] = {}
+        self.attachments: dict[str, dict[str, str]] = {}
+
+    # -- roles -------------------------------------------------------------
+
+    def _uri(self, docname: str, anchor: str = "") -> str:
+        page = UP + self.app.builder.get_target_uri(docname)
+        return f"{page}#{anchor}" if anchor else page
+
+    def _role(self, match: re.Match[str]) -> str:
+        name, text = match.group(1), match.group(2)
+        target = _TARGET.match(text)
+        title, key = (target.group(1), target.group(2)) if target else ("", text)
+        if name == "glue:text":
+            key, _, spec = text.rpartition(":") if ":" in text else ("", "", "")
+            key = key or text
+            if key not in self.glued:
+                raise ExtensionError(f"{self.docname}: no glued value {key!r}")
+            return str(format_plain_text(self.glued[key], spec or "s"))
+        if name == "term":
+            docname, anchor = self.std.objects[("term", key.lower())]
+            return f"[{title or key}]({self._uri(docname, anchor)})"
+        if name in ("ref", "numref"):
+            docname, anchor, section = self.std.labels.get(key, (None, None, None))
+            if docname is None:
+                docname, anchor = self.std.anonlabels[key]
+            if name == "numref":
+                number = self.env.toc_fignumbers[docname]["figure"][anchor]
+                section = "Figure " + ".".join(map(str, number))
+            return f"[{title or section}]({self._uri(docname, anchor)})"
+        if name == "doc":
+            docname = key.lstrip("/")
+            return f"[{title or self.env.titles[docname].astext()}]({self._uri(docname)})"
+        if name == "eq":
+            return f"({self.math.equations[key][1]})"
+        if name.startswith("cite:"):
+            keys = [k.strip() for k in text.split(",")]
+            if name == "cite:t":
+                return "; ".join(self.bib[k].replace(", ", " (", 1) + ")" for k in keys)
+            return "(" + "; ".join(self.bib[k] for k in keys) + ")"
+        if name in ("func", "class", "meth", "mod", "attr") or name.startswith("py:"):
+            shown = key.lstrip("~").rsplit(".", 1)[-1] if key.startswith("~") else key
+            shown = title or shown
+            kind = name.rsplit(":", 1)[-1]
+            return f"`{shown}()`" if kind in ("func", "meth") and not title else f"`{shown}`"
+        raise ExtensionError(f"{self.docname}: no notebook form for the role {{{name}}}")
+
+    def inline(self, text: str) -> str:
+        return _ROLE.sub(self._role, text)
+
+    # -- directives ----------------------------------------------------------
+
+    def _directive(self, name: str, argument: str, lines: list[str]) -> list[tuple[bool, str]]:
+        options: dict[str, str] = {}
+        while lines and re.match(r"^:[\w-]+:", lines[0]):
+            option, _, value = lines.pop(0)[1:].partition(":")
+            options[option] = value.strip()
+        body = "\n".join(lines).strip("\n")
+        if name == "math":
+            number = self.math.equations.get(options.get("label", ""), (None, None))[1]
+            tag = f" \\tag{{{number}}}" if number else ""
+            return [(self.in_solution, f"$$\n{body}{tag}\n$$")]
+        if name == "listing":
+            _, code = listing_lines(argument)
+            caption = f"*{self.inline(options['caption'])}*\n\n" if "caption" in options else ""
+            return [(self.in_solution, caption + "```python\n" + "\n".join(code) + "\n```")]
+        if name == "figure":
+            path = Path(self.app.srcdir) / argument
+            mime = "image/svg+xml" if path.suffix == ".svg" else "image/png"
+            if mime != "image/svg+xml":
+                raise ExtensionError(f"{self.docname}: only SVG figures are attached ({path})")
+            self.attachments[path.name] = {mime: path.read_text(encoding="utf-8")}
+            anchor = self.std.labels[options["name"]][1] if "name" in options else ""
+            number = self.env.toc_fignumbers[self.docname]["figure"].get(anchor)
+            lead = f"**Figure {'.'.join(map(str, number))}.** " if number else ""
+            alt = options.get("alt", "figure").replace("\n", " ")
+            text = f"![{alt}](attachment:{path.name})\n\n{lead}{self.inline(body)}"
+            return [(self.in_solution, text)]
+        if name in ("exercise", "exercise-start"):
+            title = argument or "Exercise"
+            self.exercises[options.get("label", "")] = title
+            head = f"> **Exercise: {self.inline(title)}**" if argument else "> **Exercise**"
+            if name == "exercise-start":
+                return [(self.in_solution, head)]
+            inner = self.markdown(body)
+            quoted = "\n".join(f"> {line}".rstrip() for line in inner.splitlines())
+            return [(self.in_solution, f"{head}\n>\n{quoted}")]
+        if name == "exercise-end":
+            return []
+        if name == "solution-start":
+            self.in_solution = True
+            title = self.exercises.get(argument, "Exercise")
+            heading = f"### Solution: {title}" if title != "Exercise" else "### Solution"
+            return [(True, heading)]
+        if name == "solution-end":
+            self.in_solution = False
+            return []
+        if name == "tab-set":
+            return self.chunks(body)
+        if name == "tab-item":
+            return [(self.in_solution, f"**{self.inline(argument)}**"), *self.chunks(body)]
+        if name in ("eval-rst", "provenance"):
+            return []  # gallery pointers and the build's provenance note
+        if name in _ADMONITIONS or name == "admonition":
+            title = argument or name.capitalize()
+            inner = self.markdown(body)
+            quoted = "\n".join(f"> {line}".rstrip() for line in inner.splitlines())
+            return [(self.in_solution, f"> **{self.inline(title)}**\n>\n{quoted}")]
+        raise ExtensionError(f"{self.docname}: no notebook form for the directive {{{name}}}")
+
+    def chunks(self, text: str) -> list[tuple[bool, str]]:
+        """``text`` as Markdown pieces, each marked whether it belongs to a solution."""
+        out: list[tuple[bool, str]] = []
+        plain: list[str] = []
+
+        def flush() -> None:
+            joined = "\n".join(plain).strip("\n")
+            if joined.strip():
+                out.append((self.in_solution, self.inline(joined)))
+            plain.clear()
+
+        lines = text.splitlines()
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            opening = _FENCE.match(line)
+            if opening is None:
+                if not _LABEL_LINE.match(line):
+                    plain.append(line)
+                index += 1
+                continue
+            flush()
+            fence, name, argument = opening.groups()
+            end = index + 1
+            while end < len(lines) and lines[end].strip() != fence:
+                end += 1
+            out.extend(self._directive(name, argument.strip(), lines[index + 1 : end]))
+            index = end + 1
+        flush()
+        return out
+
+    def markdown(self, text: str) -> str:
+        return "\n\n".join(piece for _, piece in self.chunks(text))
+
+
+def _authors_year(entry: Any) -> str:
+    """The short author-year form of a BibTeX entry ("Vaswani et al., 2017")."""
+    names = [person.last_names[-1].strip("{}") for person in entry.persons.get("author", [])]
+    year = entry.fields.get("year", "n.d.")
+    if len(names) > 2:
+        return f"{names[0]} et al., {year}"
+    return f"{' and '.join(names)}, {year}"
+
+
+def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.NotebookNode:
+    """The reader's notebook of the lesson page ``docname``."""
+    source = Path(app.srcdir) / f"{docname}.md"
+    page = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
+    convert = _Converter(app, docname, bib)
+    main: list[nbformat.NotebookNode] = []
+    solutions: list[nbformat.NotebookNode] = []
+    for cell in page.cells:
+        tags = set(cell.metadata.get("tags", []))
+        if cell.cell_type == "code":
+            if tags & {"remove-cell", "remove-input"}:
+                continue
+            target = solutions if convert.in_solution else main
+            target.append(_V4.new_code_cell(cell.source.strip("\n")))
+            continue
+        for in_solution, text in convert.chunks(cell.source):
+            target = solutions if in_solution else main
+            if target and target[-1].cell_type == "markdown":
+                target[-1].source += "\n\n" + text
+            else:
+                target.append(_V4.new_markdown_cell(text))
+    release = app.config.release
+    install = (
+        "To run this notebook, install the book's package and its plotting needs "
+        f"in the folder you saved the package's wheel in (download it from the [book's "
+        f"home page]({UP}{app.builder.get_target_uri('index')})):\n\n"
+        f"```bash\npip install lessons_code-{release}-py3-none-any.whl matplotlib pandas\n```"
+    )
+    if solutions:
+        install += "\n\nThe exercises' solutions are at the end of the notebook."
+    title, _, rest = main[0].source.partition("\n")
+    main[0].source = f"{title}\n\n{install}\n\n{rest.strip()}"
+    if solutions:
+        main.append(_V4.new_markdown_cell("## Solutions"))
+        main.extend(solutions)
+    for number, cell in enumerate(main):
+        cell.id = f"cell-{number}"
+        names = set(re.findall(r"attachment:([\w.-]+)", cell.source))
+        if cell.cell_type == "markdown" and names:
+            cell.attachments = {name: convert.attachments[name] for name in sorted(names)}
+        for bad in FORBIDDEN:
+            if bad in cell.source:
+                raise ExtensionError(f"{docname}: its notebook still contains {bad!r}")
+    notebook: nbformat.NotebookNode = _V4.new_notebook(cells=main)
+    notebook.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    }
+    nbformat.validate(notebook)
+    return notebook
+
+
+def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
+    """Write every lesson's notebook and the zip of all of them (HTML builds only)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
+    bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))
+    bib = {key: _authors_year(entry) for key, entry in bibliography.entries.items()}
+    folder = Path(app.outdir) / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for docname in lessons:
+        text = _WRITES(lesson_notebook(app, docname, bib)) + "\n"
+        files[f"{docname}.ipynb"] = text.encode("utf-8")
+        path = folder / f"{docname}.ipynb"
+        if not path.is_file() or path.read_bytes() != files[f"{docname}.ipynb"]:
+            path.write_bytes(files[f"{docname}.ipynb"])
+    with zipfile.ZipFile(folder / ARCHIVE, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(name, date_time=source_date())
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+
+
+_H1_END = "</h1>"
+
+
+def link_notebook(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Under a lesson's title, a link to its notebook."""
+    body = context.get("body", "")
+    if pagename not in app.env.found_docs or _H1_END not in body:
+        return
+    if not is_lesson(_source(app, pagename)):
+        return
+    depth = pagename.count("/")
+    href = "../" * depth + f"{FOLDER}/{pagename}.ipynb"
+    link = (
+        f'<p class="lesson-notebook"><a class="reference download" href="{href}" '
+        f'download="">Download this lesson as a Jupyter notebook</a> '
+        "(it runs with the book's package).</p>"
+    )
+    at = body.index(_H1_END) + len(_H1_END)
+    context["body"] = body[:at] + link + body[at:]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("html-page-context", link_notebook)
+    app.connect("build-finished", write_notebooks)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
