@@ -18,7 +18,7 @@ layers read boolean masks the opposite way (``True`` means "masked out").
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 import torch
@@ -517,7 +517,93 @@ class EncoderBlock(nn.Module):
         return _block_like(cls, layer)
 
 
-class Encoder(nn.Module):
+class _Stack(nn.Module):
+    """What :class:`Encoder` and :class:`Decoder` share: blocks, then an optional LayerNorm.
+
+    A subclass names its block class in ``_block`` (:class:`EncoderBlock` or
+    :class:`DecoderBlock`) and writes its own ``forward``.
+    """
+
+    _block: ClassVar[Any]
+
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        norm_first: bool = False,
+        *,
+        dropout: float = 0.0,
+        final_norm: bool = False,
+        layer_norm_eps: float = 1e-5,
+    ) -> None:
+        super().__init__()
+        num_layers = check_int(num_layers, "num_layers", minimum=1)
+        _check_block_sizes(d_model, num_heads, d_ff, dropout)
+        self.d_model = d_model
+        self.norm_first = check_bool(norm_first, "norm_first")
+        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
+        self.layers = nn.ModuleList(
+            self._block(
+                d_model,
+                num_heads,
+                d_ff,
+                norm_first,
+                dropout=dropout,
+                layer_norm_eps=eps,
+            )
+            for _ in range(num_layers)
+        )
+        self.final_norm = (
+            nn.LayerNorm(d_model, eps=eps)
+            if check_bool(final_norm, "final_norm")
+            else None
+        )
+
+    @classmethod
+    def _from_torch_stack(
+        cls, stack: nn.Module, name: str, torch_type: type[nn.Module]
+    ) -> Self:
+        """Build a stack with the weights of PyTorch's ``stack`` (its layers and ``norm``)."""
+        if not isinstance(stack, torch_type):
+            raise TypeError(
+                f"{name} must be a torch.nn.{torch_type.__name__}, got {type(stack).__name__}"
+            )
+        norm = stack.norm
+        if norm is not None and not isinstance(norm, nn.LayerNorm):
+            raise TypeError(
+                f"{name}.norm must be None or a torch.nn.LayerNorm, "
+                f"got {type(norm).__name__}"
+            )
+        layers = stack.layers
+        assert isinstance(
+            layers, nn.ModuleList
+        )  # both PyTorch stacks keep one
+        if len(layers) == 0:
+            raise ValueError(
+                f"{name} must have at least one layer, got 0"
+            )
+        blocks = [cls._block.from_torch(layer) for layer in layers]
+        first = blocks[0]
+        weight = first.norm1.weight
+        ours = cls(
+            len(blocks),
+            first.d_model,
+            first.self_attn.num_heads,
+            first.feed_forward.linear1.out_features,
+            first.norm_first,
+            dropout=first.dropout1.p,
+            final_norm=norm is not None,
+        ).to(device=weight.device, dtype=weight.dtype)
+        ours.layers = nn.ModuleList(blocks)
+        if ours.final_norm is not None and norm is not None:
+            with torch.no_grad():
+                _copy_layer_norm(ours.final_norm, norm)
+        return ours
+
+
+class Encoder(_Stack):
     """A stack of ``num_layers`` :class:`EncoderBlock` s, with an optional final LayerNorm.
 
     Pre-norm stacks usually end with a final LayerNorm (the blocks' outputs
@@ -568,41 +654,6 @@ class Encoder(nn.Module):
     (3, True)
     """
 
-    def __init__(
-        self,
-        num_layers: int,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        norm_first: bool = False,
-        *,
-        dropout: float = 0.0,
-        final_norm: bool = False,
-        layer_norm_eps: float = 1e-5,
-    ) -> None:
-        super().__init__()
-        num_layers = check_int(num_layers, "num_layers", minimum=1)
-        _check_block_sizes(d_model, num_heads, d_ff, dropout)
-        self.d_model = d_model
-        self.norm_first = check_bool(norm_first, "norm_first")
-        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
-        self.layers = nn.ModuleList(
-            EncoderBlock(
-                d_model,
-                num_heads,
-                d_ff,
-                norm_first,
-                dropout=dropout,
-                layer_norm_eps=eps,
-            )
-            for _ in range(num_layers)
-        )
-        self.final_norm = (
-            nn.LayerNorm(d_model, eps=eps)
-            if check_bool(final_norm, "final_norm")
-            else None
-        )
-
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None
     ) -> torch.Tensor:
@@ -632,6 +683,8 @@ class Encoder(nn.Module):
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T, D)
         return x
+
+    _block = EncoderBlock
 
     @classmethod
     def from_torch(cls, encoder: nn.TransformerEncoder) -> Encoder:
@@ -670,40 +723,9 @@ class Encoder(nn.Module):
         >>> bool((encoder(x) - torch_encoder(x)).abs().max() < 1e-5)
         True
         """
-        if not isinstance(encoder, nn.TransformerEncoder):
-            raise TypeError(
-                f"encoder must be a torch.nn.TransformerEncoder, got {type(encoder).__name__}"
-            )
-        if encoder.norm is not None and not isinstance(
-            encoder.norm, nn.LayerNorm
-        ):
-            raise TypeError(
-                "encoder.norm must be None or a torch.nn.LayerNorm, "
-                f"got {type(encoder.norm).__name__}"
-            )
-        if len(encoder.layers) == 0:
-            raise ValueError(
-                "encoder must have at least one layer, got 0"
-            )
-        blocks = [
-            EncoderBlock.from_torch(layer) for layer in encoder.layers
-        ]
-        first = blocks[0]
-        weight = first.norm1.weight
-        stack = cls(
-            len(blocks),
-            first.d_model,
-            first.self_attn.num_heads,
-            first.feed_forward.linear1.out_features,
-            first.norm_first,
-            dropout=first.dropout1.p,
-            final_norm=encoder.norm is not None,
-        ).to(device=weight.device, dtype=weight.dtype)
-        stack.layers = nn.ModuleList(blocks)
-        if stack.final_norm is not None and encoder.norm is not None:
-            with torch.no_grad():
-                _copy_layer_norm(stack.final_norm, encoder.norm)
-        return stack
+        return cls._from_torch_stack(
+            encoder, "encoder", nn.TransformerEncoder
+        )
 
 
 class DecoderBlock(nn.Module):
@@ -956,7 +978,7 @@ class DecoderBlock(nn.Module):
         return block
 
 
-class Decoder(nn.Module):
+class Decoder(_Stack):
     """A stack of ``num_layers`` :class:`DecoderBlock` s, with an optional final LayerNorm.
 
     Every block attends to the same ``memory`` (the encoder's output) with
@@ -1009,41 +1031,6 @@ class Decoder(nn.Module):
     (2, True)
     """
 
-    def __init__(
-        self,
-        num_layers: int,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        norm_first: bool = False,
-        *,
-        dropout: float = 0.0,
-        final_norm: bool = False,
-        layer_norm_eps: float = 1e-5,
-    ) -> None:
-        super().__init__()
-        num_layers = check_int(num_layers, "num_layers", minimum=1)
-        _check_block_sizes(d_model, num_heads, d_ff, dropout)
-        self.d_model = d_model
-        self.norm_first = check_bool(norm_first, "norm_first")
-        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
-        self.layers = nn.ModuleList(
-            DecoderBlock(
-                d_model,
-                num_heads,
-                d_ff,
-                norm_first,
-                dropout=dropout,
-                layer_norm_eps=eps,
-            )
-            for _ in range(num_layers)
-        )
-        self.final_norm = (
-            nn.LayerNorm(d_model, eps=eps)
-            if check_bool(final_norm, "final_norm")
-            else None
-        )
-
     def forward(
         self,
         x: torch.Tensor,
@@ -1092,6 +1079,8 @@ class Decoder(nn.Module):
             x = self.final_norm(x)  # (B, T, D)
         return x
 
+    _block = DecoderBlock
+
     @classmethod
     def from_torch(cls, decoder: nn.TransformerDecoder) -> Decoder:
         """Build a :class:`Decoder` with the weights of a ``torch.nn.TransformerDecoder``.
@@ -1130,37 +1119,6 @@ class Decoder(nn.Module):
         >>> bool((decoder(x, memory) - theirs).abs().max() < 1e-5)
         True
         """
-        if not isinstance(decoder, nn.TransformerDecoder):
-            raise TypeError(
-                f"decoder must be a torch.nn.TransformerDecoder, got {type(decoder).__name__}"
-            )
-        if decoder.norm is not None and not isinstance(
-            decoder.norm, nn.LayerNorm
-        ):
-            raise TypeError(
-                "decoder.norm must be None or a torch.nn.LayerNorm, "
-                f"got {type(decoder.norm).__name__}"
-            )
-        if len(decoder.layers) == 0:
-            raise ValueError(
-                "decoder must have at least one layer, got 0"
-            )
-        blocks = [
-            DecoderBlock.from_torch(layer) for layer in decoder.layers
-        ]
-        first = blocks[0]
-        weight = first.norm1.weight
-        stack = cls(
-            len(blocks),
-            first.d_model,
-            first.self_attn.num_heads,
-            first.feed_forward.linear1.out_features,
-            first.norm_first,
-            dropout=first.dropout1.p,
-            final_norm=decoder.norm is not None,
-        ).to(device=weight.device, dtype=weight.dtype)
-        stack.layers = nn.ModuleList(blocks)
-        if stack.final_norm is not None and decoder.norm is not None:
-            with torch.no_grad():
-                _copy_layer_norm(stack.final_norm, decoder.norm)
-        return stack
+        return cls._from_torch_stack(
+            decoder, "decoder", nn.TransformerDecoder
+        )
