@@ -66,6 +66,8 @@ nitpick_ignore_regex = [
     ("py:class", r"(Tensor|Generator|Axes|AxesImage|Module|Figure|DataFrame|Callable)"),
     # The type variables of lessons_code.results.stored (same signature in, out).
     ("py:class", r"(~P|lessons_code\.results\.R)"),
+    # The private base of Encoder and Decoder, named by their "Bases:" line.
+    ("py:class", r"lessons_code\.blocks\._Stack"),
 ]
 exclude_patterns = [
     "_build",
