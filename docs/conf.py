@@ -121,8 +121,6 @@ sphinx_gallery_conf = {
     "examples_dirs": ["../gallery"],
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r".*\.py$",  # execute every example
-    # Examples run side by side, as many as sphinx-build's -j (one thread each).
-    "parallel": True,
     "ignore_pattern": r"__init__\.py",
     "doc_module": ("lessons_code",),
     "reference_url": {"lessons_code": None},
