@@ -294,8 +294,8 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
 
 
 def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
-    """Write every lesson's notebook and the zip of all of them (HTML builds only)."""
-    if exception is not None or app.builder.format != "html":
+    """Write every lesson's notebook and the zip of all of them (the HTML site only)."""
+    if exception is not None or app.builder.name != "html":
         return
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
     bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))

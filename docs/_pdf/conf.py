@@ -24,8 +24,10 @@ globals().update({k: v for k, v in _HTML_CONF.items() if not k.startswith("__")}
 _html_setup = _HTML_CONF["setup"]
 
 # No gallery: its extension is not loaded, and code_deps.py (which drops the
-# stamps of examples whose dependencies changed) is given no examples.
-extensions = [e for e in _HTML_CONF["extensions"] if e != "sphinx_gallery.gen_gallery"]
+# stamps of examples whose dependencies changed) is given no examples. No
+# lesson notebooks either: they are the HTML site's downloads.
+_LEFT_OUT = {"sphinx_gallery.gen_gallery", "lesson_notebooks"}
+extensions = [e for e in _HTML_CONF["extensions"] if e not in _LEFT_OUT]
 sphinx_gallery_conf: dict[str, Any] = {"examples_dirs": [], "gallery_dirs": []}
 exclude_patterns = [
     *_HTML_CONF["exclude_patterns"],
