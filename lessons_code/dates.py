@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 import functools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -377,19 +377,8 @@ class CharVocab:
         ValueError
             If an id is outside the vocabulary.
         """
-        if isinstance(ids, torch.Tensor):
-            ids = ids.tolist()
-        if isinstance(ids, str) or not isinstance(ids, Iterable):
-            raise TypeError(
-                f"ids must be an iterable of token ids, got {type(ids).__name__}"
-            )
         chars = []
-        for i, token in enumerate(ids):
-            token = check_int(token, f"ids[{i}]", minimum=0)
-            if token >= len(self):
-                raise ValueError(
-                    f"ids[{i}] must be a token id below {len(self)}, got {token}"
-                )
+        for token in self._checked_ids(ids):
             if token == self.end_id:
                 break
             if token >= len(self.SPECIALS):
@@ -421,22 +410,28 @@ class CharVocab:
         >>> CharVocab("ab").symbols([1, 3, 4, 2, 0])
         ['<s>', 'a', 'b', '</s>', '<pad>']
         """
+        table = [*self.SPECIALS, *self.characters]
+        return [table[token] for token in self._checked_ids(ids)]
+
+    def _checked_ids(self, ids: object) -> Iterator[int]:
+        """Check that ``ids`` is iterable now, then yield each id once it is checked."""
         if isinstance(ids, torch.Tensor):
             ids = ids.tolist()
         if isinstance(ids, str) or not isinstance(ids, Iterable):
             raise TypeError(
                 f"ids must be an iterable of token ids, got {type(ids).__name__}"
             )
-        table = [*self.SPECIALS, *self.characters]
-        out = []
-        for i, token in enumerate(ids):
-            token = check_int(token, f"ids[{i}]", minimum=0)
-            if token >= len(self):
-                raise ValueError(
-                    f"ids[{i}] must be a token id below {len(self)}, got {token}"
-                )
-            out.append(table[token])
-        return out
+
+        def each() -> Iterator[int]:
+            for i, token in enumerate(ids):
+                token = check_int(token, f"ids[{i}]", minimum=0)
+                if token >= len(self):
+                    raise ValueError(
+                        f"ids[{i}] must be a token id below {len(self)}, got {token}"
+                    )
+                yield token
+
+        return each()
 
     def encode_batch(
         self,
