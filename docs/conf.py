@@ -236,21 +236,26 @@ def _defer_scripts(app: Any, pagename: str, templatename: str, context: dict, do
 _FA_GLYPH = re.compile(
     r'(?<=[}/])(?:\.fa-[\w-]+,)*\.fa-[\w-]+\{--fa:"[^"]*"(?:;--fa--fa:"[^"]*")?\}'
 )
+#: The stylesheet's own declarations of the icon font's webfonts. Without them a
+#: browser that styles the page before icons.css arrives can still fetch the font
+#: (it did, for one load in six, on the search page without JavaScript).
+_FA_FONT_FACE = re.compile(r"@font-face\{[^}]*vendor/fontawesome/webfonts/[^}]*\}")
 _SOURCE_MAP = "/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
 
 
 def _trim_theme_css(app: Any, exception: Exception | None) -> None:
-    """Drop the Font Awesome glyph rules from the built copy of the theme's stylesheet.
+    """Drop the Font Awesome glyph and font rules from the built copy of the theme's stylesheet.
 
     The book draws its icons with icons.css and never loads the icon font, so
     the glyphs are never shown; they were 19 kB of the stylesheet's 64 kB
     (gzip), which every page waits for before it draws. The comment naming the
-    source map goes too (the map is of the whole file); nothing else changes.
+    source map goes too (the map is of the whole file), and so do the three
+    ``@font-face`` rules, so that no load can fetch the font; nothing else changes.
     """
     css = Path(app.outdir) / "_static" / "styles" / "pydata-sphinx-theme.css"
     if exception is None and app.builder.format == "html" and css.is_file():
         text = css.read_text(encoding="utf-8")
-        trimmed = _FA_GLYPH.sub("", text).replace(_SOURCE_MAP, "")
+        trimmed = _FA_GLYPH.sub("", _FA_FONT_FACE.sub("", text)).replace(_SOURCE_MAP, "")
         if trimmed != text:
             css.write_text(trimmed, encoding="utf-8")
 
