@@ -12,13 +12,17 @@ derives its identifier from its content, so that the same sources give the
 same bytes.
 
 Run ``python book_pdf.py`` (after ``nox -s docs``, nothing is executed
-again); the PDF is written to ``docs/_build/pdf/transformer-book.pdf``.
+again); the PDF is written to ``docs/_build/pdf/transformer-book.pdf``, its
+page count to ``transformer-book.json`` next to it, and the HTML site, where
+one was built, is brought up to date so that its landing page links the PDF
+(the ``{book-pdf}`` role of docs/_ext/lesson_notebooks.py; nothing executes).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -31,7 +35,7 @@ from typing import Any
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, NameObject, TextStringObject
 
-from book_tools import _BOOK, BUILD_ENV, CHROMIUM_ARGS, SPHINX_JOBS, find_chromium
+from book_tools import _BOOK, BUILD_ENV, CHROMIUM_ARGS, SPHINX_FLAGS, SPHINX_JOBS, find_chromium
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
@@ -39,6 +43,10 @@ OUT = DOCS / "_build" / "pdf"
 SINGLEHTML = OUT / "singlehtml"
 DOCTREES = OUT / "doctrees"
 PDF = OUT / "transformer-book.pdf"
+FACTS = OUT / "transformer-book.json"
+#: The HTML site and its doctrees, as ``nox -s docs`` builds them.
+HTML = DOCS / "_build" / "html"
+HTML_DOCTREES = DOCS / "_build" / "doctrees"
 
 #: Page number at the foot of every page (Chromium fills in the spans).
 FOOTER = (
@@ -130,6 +138,26 @@ def source_date_epoch() -> int:
     return int(os.environ.get("SOURCE_DATE_EPOCH", _BOOK["source-date-epoch"]))
 
 
+def _sphinx_env() -> dict[str, str]:
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, **BUILD_ENV, "PYTHONPATH": pythonpath}
+
+
+def link_in_site() -> bool:
+    """Bring the HTML site up to date, so that its landing page links the PDF.
+
+    Only where ``nox -s docs`` built one (else there is nothing to link from):
+    Sphinx re-reads the landing page and copies the PDF into ``_downloads/``;
+    every other page is as it was, and nothing executes. Returns whether it did.
+    """
+    if not (HTML / "index.html").is_file():
+        return False
+    flags = [*SPHINX_FLAGS, *SPHINX_JOBS, "-q", "-d", str(HTML_DOCTREES)]
+    command = [sys.executable, "-m", "sphinx", *flags, str(DOCS), str(HTML)]
+    subprocess.run(command, cwd=ROOT, env=_sphinx_env(), check=True)
+    return True
+
+
 def build_singlehtml() -> Path:
     """Write the book as one HTML page into ``docs/_build/pdf/singlehtml``; returns the page."""
     command = [
@@ -148,9 +176,7 @@ def build_singlehtml() -> Path:
         str(DOCS),
         str(SINGLEHTML),
     ]
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, **BUILD_ENV, "PYTHONPATH": pythonpath}
-    subprocess.run(command, cwd=ROOT, env=env, check=True)
+    subprocess.run(command, cwd=ROOT, env=_sphinx_env(), check=True)
     return SINGLEHTML / "index.html"
 
 
@@ -254,11 +280,16 @@ def build_pdf() -> Path:
     built = time.perf_counter()
     moved, headings = print_pdf(page, PDF)
     finish(PDF, source_date_epoch(), headings)
+    pages = len(PdfReader(PDF).pages)
+    FACTS.write_text(json.dumps({"pages": pages}) + "\n", encoding="utf-8")
     done = time.perf_counter()
+    linked = link_in_site()
     size = PDF.stat().st_size / 1e6
+    where = f"linked from {HTML / 'index.html'}" if linked else "no site to link it from yet"
     print(  # noqa: T201 (the nox session's report)
-        f"[pdf] {PDF} ({size:.1f} MB, {moved} solutions in the appendix): "
-        f"singlehtml {built - start:.1f} s, print {done - built:.1f} s"
+        f"[pdf] {PDF} ({pages} pages, {size:.1f} MB, {moved} solutions in the appendix; "
+        f"{where}): singlehtml {built - start:.1f} s, print {done - built:.1f} s, "
+        f"site {time.perf_counter() - done:.1f} s"
     )
     return PDF
 

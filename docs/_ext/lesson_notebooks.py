@@ -1,4 +1,4 @@
-"""Offer every lesson page as a plain Jupyter notebook, and all of them in one zip.
+"""Offer every lesson page as a plain Jupyter notebook, all of them in one zip, and the PDF.
 
 A lesson page is a MyST-NB notebook: its source has hidden cells, glue roles
 and directives that a reader's Jupyter does not understand. When the HTML
@@ -23,10 +23,18 @@ outputs, and zipped into ``lessons-notebooks.zip`` (entries in name order,
 dated ``SOURCE_DATE_EPOCH``). Each lesson page links its notebook under its
 title. ``tests/site/test_downloads.py`` runs every notebook in a fresh
 environment with only the reader's install.
+
+The role ``{book-pdf}`text``` links the book as one PDF, where ``nox -s pdf``
+(book_pdf.py) wrote it, as a Sphinx download (copied into ``_downloads/``),
+with its page count and size; on a site built without it, it says how to
+build it. Sphinx re-reads the page when the PDF changes or goes (it is a
+dependency of the page); the ``env-get-outdated`` hook re-reads the landing
+page when the PDF appears.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -34,15 +42,19 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 from claims import glued_values
+from docutils import nodes
 from listing import listing_lines
 from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
+from sphinx import addnodes
 from sphinx.errors import ExtensionError
 
 if TYPE_CHECKING:
+    from docutils.parsers.rst.states import Inliner
     from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
 
 #: Where the notebooks go, relative to the HTML output folder.
 FOLDER = "_downloads/notebooks"
@@ -339,7 +351,56 @@ def link_notebook(
     context["body"] = body[:at] + link + body[at:]
 
 
+#: The book as one PDF and its facts (page count), where book_pdf.py writes
+#: them, relative to the source folder.
+PDF = "_build/pdf/transformer-book.pdf"
+PDF_FACTS = "_build/pdf/transformer-book.json"
+
+
+def book_pdf_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Inliner,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """``{book-pdf}`Download the PDF```: the link, its page count and size, or how to build it."""
+    env = inliner.document.settings.env
+    pdf = Path(env.srcdir) / PDF
+    if not pdf.is_file():
+        found = nodes.inline(rawtext, "this copy of the site was built without it (")
+        found += nodes.literal("nox -s pdf", "nox -s pdf")
+        found += nodes.Text(" builds it and links it here)")
+        return [found], []
+    facts_file = Path(env.srcdir) / PDF_FACTS  # none next to a PDF of an older book_pdf.py
+    facts = json.loads(facts_file.read_text(encoding="utf-8")) if facts_file.is_file() else {}
+    link = addnodes.download_reference(
+        rawtext, "", refdoc=env.docname, refdomain="", reftype="download"
+    )
+    link["reftarget"], link["refexplicit"] = f"/{PDF}", True
+    link += nodes.inline(text, text)
+    pages = f"{facts['pages']} pages, " if "pages" in facts else ""
+    size = pdf.stat().st_size / 1e6
+    return [link, nodes.Text(f" ({pages}{size:.1f} MB)")], []
+
+
+def relink_pdf(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """The landing page, to be read again when the PDF appeared since it was read."""
+    pdf = Path(app.srcdir) / PDF
+    root = app.config.root_doc
+    if not pdf.is_file() or root in added | changed:
+        return []
+    linked = any(Path(path) == pdf for path in env.dependencies.get(root, ()))
+    return [] if linked else [root]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_role("book-pdf", book_pdf_role)
+    app.connect("env-get-outdated", relink_pdf)
     app.connect("html-page-context", link_notebook)
     app.connect("build-finished", write_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

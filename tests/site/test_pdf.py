@@ -48,6 +48,7 @@ class Book:
     reader: PdfReader
     text: str  # every page's text, NFKC, white space removed
     seconds: float
+    landing_before: str | None  # the landing page's text before it, when there was no PDF
 
 
 def _squeeze(text: str) -> str:
@@ -131,6 +132,7 @@ def book(built_site: BuildResult, artifacts: Path) -> Book:
     """The PDF, built by book_pdf.build_pdf after the site; its figures saved for a maintainer."""
     if find_chromium() is None:
         skip_or_fail("NO BROWSER: Chromium not found (it prints the PDF); PDF tests skipped")
+    before = None if book_pdf.PDF.is_file() else _landing_paragraph()
     start = time.perf_counter()
     path = _build_pdf()
     seconds = time.perf_counter() - start
@@ -138,7 +140,36 @@ def book(built_site: BuildResult, artifacts: Path) -> Book:
     text = _squeeze("\n".join(page.extract_text() for page in reader.pages))
     report = {"pages": len(reader.pages), "bytes": path.stat().st_size, "seconds": seconds}
     (artifacts / "pdf.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    return Book(path, reader, text, seconds)
+    return Book(path, reader, text, seconds, before)
+
+
+def _landing_paragraph() -> str:
+    """The HTML of the landing page's paragraph about the PDF."""
+    html = (HTML / "index.html").read_text(encoding="utf-8")
+    found = re.search(r'<section id="reading-offline">.*?(<p>.*?</p>)', html, re.DOTALL)
+    assert found, "the landing page has no section 'Reading offline'"
+    return found.group(1)
+
+
+def test_landing_page_links_the_pdf(book: Book) -> None:
+    """Once built, the PDF is a download on the landing page, with its pages and size."""
+    paragraph = _landing_paragraph()
+    links = re.findall(r'<a class="reference download[^"]*" download="" href="([^"]+)"', paragraph)
+    assert len(links) == 1, paragraph
+    assert links[0].endswith("/transformer-book.pdf")
+    assert (HTML / links[0]).read_bytes() == book.path.read_bytes()
+    size = book.path.stat().st_size / 1e6
+    assert f"({len(book.reader.pages)} pages, {size:.1f} MB)" in paragraph
+
+
+def test_landing_page_without_the_pdf_says_how_to_build_it(book: Book) -> None:
+    """A site built before the PDF names the command that builds it, and links nothing."""
+    before = book.landing_before
+    if before is None:
+        pytest.skip("a PDF was already built when the session started (a fresh clone has none)")
+    assert "transformer-book.pdf" not in before
+    text = " ".join(re.sub(r"<[^>]+>", "", before).split())
+    assert "built without it (nox -s pdf builds it and links it here)" in text
 
 
 def test_pdf_size_and_pages(book: Book) -> None:

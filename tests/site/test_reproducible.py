@@ -72,6 +72,13 @@ def clean_copy(target: Path) -> Path:
         shutil.copy(ROOT / name, target / name)
     for folder in ("docs", "gallery", "lessons_code"):
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
+    # The book as one PDF, which the landing page links once `nox -s pdf` built
+    # it (test_pdf does, before this test): an input of the site like the sources.
+    for name in ("transformer-book.pdf", "transformer-book.json"):
+        built = DOCS / "_build" / "pdf" / name
+        if built.is_file():
+            (target / "docs" / "_build" / "pdf").mkdir(parents=True, exist_ok=True)
+            shutil.copy(built, target / "docs" / "_build" / "pdf" / name)
     return target / "docs"
 
 
