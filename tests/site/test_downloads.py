@@ -5,6 +5,11 @@ the ``lessons_code`` wheel. These tests follow those links in the built site,
 check that each file is what it claims to be, then install the documented
 requirements into one fresh virtual environment and run every downloaded
 script (and some notebooks) there, away from the repository.
+
+Every lesson page is offered as a notebook too. Each runs there top to bottom,
+with the page's own removed cells put back where the page runs them
+(``checked_notebook``): the numbers those cells glue, computed from what the
+reader's cells computed, must hold the page's claims (docs/claims/).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 import venv
 import zipfile
@@ -22,9 +28,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from site_support import LESSON_SOURCES, ROOT, BuildResult
+from myst_nb.core.read import read_myst_markdown_notebook
+from site_support import DOCS, LESSON_SOURCES, ROOT, BuildResult
 
 from book_tools import BUILD_ENV
+
+sys.path.insert(0, str(DOCS / "_ext"))
+from claims import load_expectations, problems  # the build's own check of a claim
 
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
@@ -204,6 +214,7 @@ class Run:
     stdout: str
     stderr: str
     seconds: float
+    folder: Path  # where it ran
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Run:
@@ -221,8 +232,8 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> 
     except subprocess.TimeoutExpired as error:
         output = error.stdout or b""
         stdout = output.decode(errors="replace") if isinstance(output, bytes) else output
-        return Run(-1, stdout, f"timed out after {timeout} s", time.perf_counter() - start)
-    return Run(done.returncode, done.stdout, done.stderr, time.perf_counter() - start)
+        return Run(-1, stdout, f"timed out after {timeout} s", time.perf_counter() - start, cwd)
+    return Run(done.returncode, done.stdout, done.stderr, time.perf_counter() - start, cwd)
 
 
 NOTEBOOK_RUNNER = """
@@ -240,6 +251,92 @@ client.execute()  # raises CellExecutionError on the first failing cell
 nbformat.write(notebook, "executed.ipynb")
 print("cells executed:", sum(cell.cell_type == "code" for cell in notebook.cells))
 """
+
+
+#: The page's cells a lesson notebook leaves out (glue, asserts, explorer data).
+REMOVED = {"remove-cell", "remove-input"}
+#: The first cell of a checked lesson notebook (names start with "_book" so that
+#: no cell of the reader's can use them by chance). ``glue`` records the value's
+#: text as MyST-NB saves it; a removed cell runs on a copy of the notebook's
+#: names, keeps what it defines to itself (a reader's cell that needed it would
+#: fail), and leaves the random generators as it found them, so the reader's
+#: cells compute exactly what they compute without it.
+CHECK_SETUP = """
+import sys as _book_sys
+import types as _book_types
+
+_book_sys.path.append({ext!r})
+_book_glued = {{}}
+_book_names = {{}}
+
+
+def _book_glue(name, variable, display=True):
+    formatted = get_ipython().display_formatter.format(variable)[0]
+    _book_glued[name] = formatted.get("text/plain", "")
+
+
+_book_sys.modules["myst_nb"] = _book_types.SimpleNamespace(glue=_book_glue)
+
+
+def _book_cell(code):
+    import random
+    import numpy
+    import torch
+
+    states = random.getstate(), numpy.random.get_state(), torch.random.get_rng_state()
+    user = get_ipython().user_ns
+    names = {{**user, **_book_names}}
+    exec(compile(code, "<the page's removed cell>", "exec"), names)
+    _book_names.update((k, v) for k, v in names.items() if k not in user or user[k] is not v)
+    random.setstate(states[0])
+    numpy.random.set_state(states[1])
+    torch.random.set_rng_state(states[2])
+"""
+#: The last cell: the values the page's cells glued, for the test to compare.
+CHECK_DUMP = """
+import json as _book_json
+
+with open("glued.json", "w", encoding="utf-8") as _book_file:
+    _book_json.dump(_book_glued, _book_file, indent=1, sort_keys=True)
+"""
+
+
+def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The reader's notebook with the page's removed cells put back where the page runs them.
+
+    A removed cell runs after the visible cell that precedes it on the page
+    (a solution's, at the end where the notebook moved it). The numbers those
+    cells glue are then computed from the state the reader's own cells built,
+    in the reader's environment, and compared with the page's claims.
+    """
+    page = read_myst_markdown_notebook((DOCS / f"{name}.md").read_text(encoding="utf-8"))
+    after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
+    visible: list[tuple[int, str]] = []
+    last = -1
+    for place, cell in enumerate(c for c in page.cells if c.cell_type == "code"):
+        if REMOVED & set(cell.metadata.get("tags", [])):
+            after.setdefault(last, []).append(cell.source)
+        else:
+            visible.append((place, cell.source))
+            last = place
+
+    def removed(place: int) -> list[nbformat.NotebookNode]:
+        return [nbformat.v4.new_code_cell(f"_book_cell({code!r})") for code in after.get(place, [])]
+
+    setup = CHECK_SETUP.format(ext=str(DOCS / "_ext"))
+    cells = [nbformat.v4.new_code_cell(setup), *removed(-1)]
+    for cell in notebook.cells:
+        cells.append(cell)
+        if cell.cell_type == "code":
+            found = [i for i, (_, source) in enumerate(visible) if source == cell.source]
+            assert found, f"{name}: a code cell of the notebook is not on the page:\n{cell.source}"
+            place, _ = visible.pop(found[0])
+            cells.extend(removed(place))
+    assert visible == [], f"{name}: code cells of the page missing from the notebook: {visible}"
+    cells.append(nbformat.v4.new_code_cell(CHECK_DUMP))
+    checked = nbformat.v4.new_notebook(cells=cells, metadata=notebook.metadata)
+    nbformat.validate(checked)
+    return checked
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +360,8 @@ def reader_runs(
         folder = root / f"lesson-{name}"
         folder.mkdir()
         notebook = folder / f"{name}.ipynb"
-        notebook.write_bytes(lesson_notebooks[name].read_bytes())
+        downloaded = nbformat.read(lesson_notebooks[name], as_version=4)
+        nbformat.write(checked_notebook(name, downloaded), notebook)
         limit = LESSON_TIMEOUTS.get(name, SCRIPT_TIMEOUT)
         command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(limit)]
         jobs[f"lesson:{name}"] = (command, folder, env)
@@ -447,3 +545,29 @@ def test_lesson_notebook_runs(
     request.node.user_properties.append(("seconds", round(run.seconds, 1)))
     assert run.returncode == 0, _failure(f"{name}.ipynb", run)
     assert "cells executed:" in run.stdout
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_carries_the_page_numbers(
+    name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
+) -> None:
+    """Run in the reader's venv, the notebook gives every number the page claims.
+
+    The page's own removed cells, run inside the notebook (``checked_notebook``),
+    glue the values; each must hold the page's claim (docs/claims/<page>.toml),
+    within the same range the build allows.
+    """
+    run = reader_runs[f"lesson:{name}"]
+    assert run.returncode == 0, f"{name}.ipynb did not run (see test_lesson_notebook_runs)"
+    glued = json.loads((run.folder / "glued.json").read_text(encoding="utf-8"))
+    claims = load_expectations(DOCS / "claims").get(name, {})
+    assert claims, f"docs/claims/{name}.toml claims nothing"
+    wrong = []
+    for key, claim in sorted(claims.items()):
+        what = claim.get("what", key)
+        if key not in glued:
+            wrong.append(f"{key} ({what}): the notebook's run never glued it")
+        elif reason := problems(glued[key], claim):
+            wrong.append(f"{key} ({what}) is {glued[key]}: {reason}")
+    request.node.user_properties.append(("claims", len(claims)))
+    assert wrong == [], f"{name}.ipynb differs from its page:\n" + "\n".join(wrong)
