@@ -351,6 +351,31 @@ def link_notebook(
     context["body"] = body[:at] + link + body[at:]
 
 
+def notebook_in_download_menu(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """In a lesson's download menu (the theme's), its notebook instead of its MyST source.
+
+    The source is a MyST notebook with hidden cells and glue roles that a
+    reader's Jupyter does not understand; the menu's other entry (print the
+    page) stays.
+    """
+    if pagename not in app.env.found_docs or not is_lesson(_source(app, pagename)):
+        return
+    notebook = {
+        "type": "link",
+        "url": context["pathto"](f"{FOLDER}/{pagename}.ipynb", 1),
+        "text": ".ipynb",
+        "tooltip": "Download this lesson as a Jupyter notebook",
+        "icon": "fas fa-file",
+        "label": "download-notebook-button",
+    }
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            kept = [b for b in group["buttons"] if b.get("label") != "download-source-button"]
+            group["buttons"] = [notebook, *kept]
+
+
 #: The book as one PDF and its facts (page count), where book_pdf.py writes
 #: them, relative to the source folder.
 PDF = "_build/pdf/transformer-book.pdf"
@@ -402,5 +427,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("book-pdf", book_pdf_role)
     app.connect("env-get-outdated", relink_pdf)
     app.connect("html-page-context", link_notebook)
+    # After the theme's own hook, which fills the menu.
+    app.connect("html-page-context", notebook_in_download_menu, priority=600)
     app.connect("build-finished", write_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -535,6 +536,20 @@ def test_lesson_notebook_is_plain_jupyter(name: str, lesson_notebooks: dict[str,
     if "{solution-start}" in page:
         headings = [s for s in sources if s.startswith("## Solutions")]
         assert len(headings) == 1, f"{name}: no Solutions section"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_download_menu_offers_the_notebook(
+    name: str, built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    """The theme's download menu of a lesson offers its notebook, not its MyST source."""
+    html = (built_site.html / f"{name}.html").read_text(encoding="utf-8")
+    menu = re.search(r'<div class="dropdown dropdown-download-buttons">(.*?)</ul>', html, re.S)
+    assert menu, f"{name}.html has no download menu"
+    links = re.findall(r'href="([^"]+)"', menu.group(1))
+    assert [(built_site.html / link).resolve() for link in links] == [lesson_notebooks[name]]
+    assert ">.ipynb<" in menu.group(1)
+    assert "_sources/" not in menu.group(1)
 
 
 @pytest.mark.parametrize("name", LESSONS)
