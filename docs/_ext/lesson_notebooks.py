@@ -8,10 +8,13 @@ lesson's source into cells, and this extension rewrites what no library does:
 * cells tagged ``remove-cell`` (glue, asserts) and ``remove-input`` (the
   explorers' build-only data) are left out; the visible cells stay in order;
 * roles become plain Markdown: ``{glue:text}`` the number as the page shows
-  it (from the glued values MyST-NB saved, with the role's format), ``{term}``,
-  ``{ref}``, ``{numref}``, ``{doc}`` and ``{eq}`` text or links to the built
-  site's pages (relative within the site), ``{cite:p}``/``{cite:t}`` author and
-  year, ``{func}`` and its kin the object's name as code;
+  it (from the glued values MyST-NB saved, with the role's format); ``{ref}``,
+  ``{numref}`` and ``{doc}`` links relative within the zip (another lesson's
+  notebook, at the section's heading), or text for a page that is not a
+  lesson; ``{term}`` a link to the notebook's own glossary, at its end, which
+  defines the terms the lesson links; ``{eq}`` the equation's number,
+  ``{cite:p}``/``{cite:t}`` author and year, ``{func}`` and its kin the
+  object's name as code;
 * directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
   ``{listing}`` the package's code as a Python block, ``{figure}`` the image
   attached to the cell, an exercise a quotation, a tab a bold heading; the
@@ -19,8 +22,9 @@ lesson's source into cells, and this extension rewrites what no library does:
   and the provenance note go.
 
 The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` with no
-outputs, and zipped into ``lessons-notebooks.zip`` (entries in name order,
-dated ``SOURCE_DATE_EPOCH``). Each lesson page links its notebook under its
+outputs, and zipped with the package's wheel, which their install line names,
+into ``lessons-notebooks.zip`` (entries in name order, dated
+``SOURCE_DATE_EPOCH``). Each lesson page links its notebook under its
 title. ``tests/site/test_downloads.py`` runs every notebook in a fresh
 environment with only the reader's install.
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,8 +64,6 @@ if TYPE_CHECKING:
 #: Where the notebooks go, relative to the HTML output folder.
 FOLDER = "_downloads/notebooks"
 ARCHIVE = "lessons-notebooks.zip"
-#: From a notebook in FOLDER back to the site's root.
-UP = "../../"
 #: nbformat's helpers are untyped.
 _V4: Any = nbformat.v4
 _WRITES: Any = nbformat.writes
@@ -89,8 +92,13 @@ def is_lesson(source: Path) -> bool:
 class _Converter:
     """MyST Markdown of one page -> plain Markdown; code cells pass through."""
 
-    def __init__(self, app: Sphinx, docname: str, bib: dict[str, str]) -> None:
+    def __init__(
+        self, app: Sphinx, docname: str, bib: dict[str, str], glossary: dict[str, tuple[str, str]]
+    ) -> None:
         self.app = app
+        self.glossary = glossary
+        self.terms: set[str] = set()  # the glossary's entries this lesson links
+        self.defining = False
         self.env = app.env
         self.docname = docname
         self.bib = bib
@@ -104,9 +112,19 @@ class _Converter:
 
     # -- roles -------------------------------------------------------------
 
-    def _uri(self, docname: str, anchor: str = "") -> str:
-        page = UP + self.app.builder.get_target_uri(docname)
-        return f"{page}#{anchor}" if anchor else page
+    def _link(self, text: str, docname: str, heading: str = "") -> str:
+        """``text`` linked to ``docname`` (at its section ``heading``) within the zip.
+
+        A lesson is a notebook next to this one (Jupyter gives a heading the
+        anchor of its text with "-" for spaces); any other page of the site is
+        not in the zip, so its name stays as text.
+        """
+        anchor = f"#{heading.replace(' ', '-')}" if heading else ""
+        if docname == self.docname:
+            return f"[{text}]({anchor})" if anchor else text
+        if not is_lesson(_source(self.app, docname)):
+            return text
+        return f"[{text}]({docname}.ipynb{anchor})"
 
     def _role(self, match: re.Match[str]) -> str:
         name, text = match.group(1), match.group(2)
@@ -119,8 +137,12 @@ class _Converter:
                 raise ExtensionError(f"{self.docname}: no glued value {key!r}")
             return str(format_plain_text(self.glued[key], spec or "s"))
         if name == "term":
-            docname, anchor = self.std.objects[("term", key.lower())]
-            return f"[{title or key}]({self._uri(docname, anchor)})"
+            if key.lower() not in self.glossary:
+                raise ExtensionError(f"{self.docname}: no glossary entry {key!r}")
+            if self.defining:  # in a definition: the glossary lists it or not
+                return title or key
+            self.terms.add(key.lower())
+            return f"[{title or key}](#Glossary)"
         if name in ("ref", "numref"):
             docname, anchor, section = self.std.labels.get(key, (None, None, None))
             if docname is None:
@@ -128,10 +150,11 @@ class _Converter:
             if name == "numref":
                 number = self.env.toc_fignumbers[docname]["figure"][anchor]
                 section = "Figure " + ".".join(map(str, number))
-            return f"[{title or section}]({self._uri(docname, anchor)})"
+            heading = "" if name == "numref" else section
+            return self._link(title or section, docname, heading)
         if name == "doc":
             docname = key.lstrip("/")
-            return f"[{title or self.env.titles[docname].astext()}]({self._uri(docname)})"
+            return self._link(title or self.env.titles[docname].astext(), docname)
         if name == "eq":
             return f"({self.math.equations[key][1]})"
         if name.startswith("cite:"):
@@ -253,11 +276,62 @@ def _authors_year(entry: Any) -> str:
     return f"{' and '.join(names)}, {year}"
 
 
-def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.NotebookNode:
-    """The reader's notebook of the lesson page ``docname``."""
+def read_glossary(source: Path) -> dict[str, tuple[str, str]]:
+    """The entries of the ``{glossary}`` of ``source``: lower-case term -> (term, definition).
+
+    A term is a line without indentation (several in a row name one entry);
+    its definition is the indented lines under it, still in MyST.
+    """
+    block = re.search(r"```\{glossary\}\n(.*?)\n```", source.read_text(encoding="utf-8"), re.S)
+    if block is None:
+        raise ExtensionError(f"{source}: no glossary")
+    entries: dict[str, tuple[str, str]] = {}
+    names: list[str] = []
+    lines: list[str] = []
+
+    def flush() -> None:
+        for name in names:
+            entries[name.lower()] = (name, textwrap.dedent("\n".join(lines)).strip())
+
+    for line in block.group(1).splitlines():
+        if not line.strip() or line.startswith(":"):
+            if lines:
+                lines.append("")
+            continue
+        if line[0].isspace():
+            lines.append(line)
+            continue
+        if lines:
+            flush()
+            names, lines = [], []
+        names.append(line.strip())
+    flush()
+    return entries
+
+
+def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
+    """The glossary's entries the lesson links to, defined at the end of its notebook."""
+    convert.defining = True
+    parts = ["## Glossary"]
+    for key in sorted(convert.terms):
+        term, definition = convert.glossary[key]
+        parts.append(f"**{term}**: {convert.markdown(definition)}")
+    convert.defining = False
+    cell: nbformat.NotebookNode = _V4.new_markdown_cell("\n\n".join(parts))
+    return cell
+
+
+def lesson_notebook(
+    app: Sphinx,
+    docname: str,
+    bib: dict[str, str],
+    glossary: dict[str, tuple[str, str]],
+    wheel: str,
+) -> nbformat.NotebookNode:
+    """The reader's notebook of the lesson page ``docname`` (``wheel``: the package's file)."""
     source = Path(app.srcdir) / f"{docname}.md"
     page = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
-    convert = _Converter(app, docname, bib)
+    convert = _Converter(app, docname, bib, glossary)
     main: list[nbformat.NotebookNode] = []
     solutions: list[nbformat.NotebookNode] = []
     for cell in page.cells:
@@ -274,20 +348,24 @@ def lesson_notebook(app: Sphinx, docname: str, bib: dict[str, str]) -> nbformat.
                 target[-1].source += "\n\n" + text
             else:
                 target.append(_V4.new_markdown_cell(text))
-    release = app.config.release
     install = (
         "To run this notebook, install the book's package and its plotting needs "
-        f"in the folder you saved the package's wheel in (download it from the [book's "
-        f"home page]({UP}{app.builder.get_target_uri('index')})):\n\n"
-        f"```bash\npip install lessons_code-{release}-py3-none-any.whl matplotlib pandas\n```"
+        f"from the folder that holds the package's wheel, `{wheel}` (it comes with "
+        f"the zip of all lessons, `{ARCHIVE}`, next to their notebooks; the book's "
+        "home page offers both):\n\n"
+        f"```bash\npip install {wheel} matplotlib pandas\n```\n\n"
+        "Links to other lessons open their notebooks from the same folder; the "
+        "terms the lesson links are defined in its glossary, at the end."
     )
     if solutions:
-        install += "\n\nThe exercises' solutions are at the end of the notebook."
+        install += " The exercises' solutions are there too, before the glossary."
     title, _, rest = main[0].source.partition("\n")
     main[0].source = f"{title}\n\n{install}\n\n{rest.strip()}"
     if solutions:
         main.append(_V4.new_markdown_cell("## Solutions"))
         main.extend(solutions)
+    if convert.terms:
+        main.append(glossary_cell(convert))
     for number, cell in enumerate(main):
         cell.id = f"cell-{number}"
         names = set(re.findall(r"attachment:([\w.-]+)", cell.source))
@@ -312,15 +390,19 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
     bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))
     bib = {key: _authors_year(entry) for key, entry in bibliography.entries.items()}
+    glossary = read_glossary(Path(app.srcdir) / "glossary.md")
+    (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    files = {}
+    files = {wheel.name: wheel.read_bytes()}
     for docname in lessons:
-        text = _WRITES(lesson_notebook(app, docname, bib)) + "\n"
-        files[f"{docname}.ipynb"] = text.encode("utf-8")
+        notebook = lesson_notebook(app, docname, bib, glossary, wheel.name)
+        files[f"{docname}.ipynb"] = (_WRITES(notebook) + "\n").encode("utf-8")
         path = folder / f"{docname}.ipynb"
         if not path.is_file() or path.read_bytes() != files[f"{docname}.ipynb"]:
             path.write_bytes(files[f"{docname}.ipynb"])
+    # The zip holds what the notebooks' links and install line name: each
+    # other, and the wheel.
     with zipfile.ZipFile(folder / ARCHIVE, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in sorted(files.items()):
             info = zipfile.ZipInfo(name, date_time=source_date())

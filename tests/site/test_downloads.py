@@ -506,17 +506,57 @@ def test_downloaded_notebook_runs(
 
 
 def test_landing_page_offers_all_lessons_zipped(
-    built_site: BuildResult, lesson_notebooks: dict[str, Path]
+    built_site: BuildResult, lesson_notebooks: dict[str, Path], wheel: Path
 ) -> None:
+    """One zip: every lesson's notebook as its page links it, and the wheel they install."""
     index = built_site.html / "index.html"
     (archive,) = [path for path in download_links(index) if path.name == "lessons-notebooks.zip"]
+    expected = {f"{name}.ipynb": path.read_bytes() for name, path in lesson_notebooks.items()}
+    expected[wheel.name] = wheel.read_bytes()
     with zipfile.ZipFile(archive) as opened:
         assert opened.testzip() is None
         infos = opened.infolist()
-        assert [info.filename for info in infos] == sorted(f"{name}.ipynb" for name in LESSONS)
+        assert [info.filename for info in infos] == sorted(expected)
         assert len({info.date_time for info in infos}) == 1
         for info in infos:
-            assert opened.read(info) == lesson_notebooks[Path(info.filename).stem].read_bytes()
+            assert opened.read(info) == expected[info.filename], info.filename
+
+
+#: A Markdown link's target (not an image's attachment).
+MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _heading_anchors(notebook: nbformat.NotebookNode) -> set[str]:
+    """The anchors Jupyter gives a notebook's headings: their text, "-" for spaces."""
+    return {
+        line.lstrip("#").strip().replace(" ", "-")
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if re.match(r"#{1,6} ", line)
+    }
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_links_resolve_within_the_zip(
+    name: str, lesson_notebooks: dict[str, Path]
+) -> None:
+    """Every link leads to a heading of this notebook or of another lesson's in the zip."""
+    notebooks = {
+        f"{lesson}.ipynb": nbformat.read(path, as_version=4)
+        for lesson, path in lesson_notebooks.items()
+    }
+    notebook = notebooks[f"{name}.ipynb"]
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    targets = MARKDOWN_LINK.findall(text)
+    assert targets, f"{name}.ipynb links nothing"
+    broken = []
+    for target in targets:
+        file, _, anchor = target.partition("#")
+        linked = notebooks.get(file or f"{name}.ipynb")
+        if linked is None or (anchor and anchor not in _heading_anchors(linked)):
+            broken.append(target)
+    assert broken == [], f"{name}.ipynb links outside the zip or to no heading: {broken}"
 
 
 @pytest.mark.parametrize("name", LESSONS)
