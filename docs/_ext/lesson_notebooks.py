@@ -390,7 +390,12 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
     bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))
     bib = {key: _authors_year(entry) for key, entry in bibliography.entries.items()}
-    glossary = read_glossary(Path(app.srcdir) / "glossary.md")
+    # The glossary's entries, from the pages that define terms (the book's glossary).
+    std: Any = app.env.get_domain("std")
+    pages = sorted({entry[0] for (kind, _), entry in std.objects.items() if kind == "term"})
+    glossary: dict[str, tuple[str, str]] = {}
+    for page in pages:
+        glossary.update(read_glossary(_source(app, page)))
     (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
