@@ -354,11 +354,14 @@ def lesson_notebook(
         f"the zip of all lessons, `{ARCHIVE}`, next to their notebooks; the book's "
         "home page offers both):\n\n"
         f"```bash\npip install {wheel} matplotlib pandas\n```\n\n"
-        "Links to other lessons open their notebooks from the same folder; the "
-        "terms the lesson links are defined in its glossary, at the end."
+        "Links to other lessons open their notebooks from the same folder."
     )
-    if solutions:
-        install += " The exercises' solutions are there too, before the glossary."
+    at_end = [
+        *(["the exercises' solutions"] if solutions else []),
+        *(["a glossary of the terms the lesson links"] if convert.terms else []),
+    ]
+    if at_end:
+        install += f" At the end: {' and '.join(at_end)}."
     title, _, rest = main[0].source.partition("\n")
     main[0].source = f"{title}\n\n{install}\n\n{rest.strip()}"
     if solutions:
