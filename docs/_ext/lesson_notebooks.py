@@ -42,6 +42,7 @@ import json
 import re
 import textwrap
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,19 +90,28 @@ def is_lesson(source: Path) -> bool:
     return text.startswith("---") and "kernelspec:" in text.split("\n---", 1)[0]
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every lesson's notebook is written with, read once per build."""
+
+    lessons: frozenset[str]  # the lesson pages (each one a notebook of the zip)
+    bib: dict[str, str]  # BibTeX key -> "Vaswani et al., 2017"
+    glossary: dict[str, tuple[str, str]]  # see read_glossary
+    wheel: str  # the file name of the package's wheel
+
+
 class _Converter:
     """MyST Markdown of one page -> plain Markdown; code cells pass through."""
 
-    def __init__(
-        self, app: Sphinx, docname: str, bib: dict[str, str], glossary: dict[str, tuple[str, str]]
-    ) -> None:
+    def __init__(self, app: Sphinx, docname: str, shared: _Shared) -> None:
         self.app = app
-        self.glossary = glossary
+        self.lessons = shared.lessons
+        self.glossary = shared.glossary
         self.terms: set[str] = set()  # the glossary's entries this lesson links
         self.defining = False
         self.env = app.env
         self.docname = docname
-        self.bib = bib
+        self.bib = shared.bib
         folder = Path(app.outdir).parent / "jupyter_execute"
         self.glued = glued_values(folder, docname) or {}
         self.std: Any = app.env.get_domain("std")
@@ -122,7 +132,7 @@ class _Converter:
         anchor = f"#{heading.replace(' ', '-')}" if heading else ""
         if docname == self.docname:
             return f"[{text}]({anchor})" if anchor else text
-        if not is_lesson(_source(self.app, docname)):
+        if docname not in self.lessons:
             return text
         return f"[{text}]({docname}.ipynb{anchor})"
 
@@ -321,17 +331,12 @@ def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
     return cell
 
 
-def lesson_notebook(
-    app: Sphinx,
-    docname: str,
-    bib: dict[str, str],
-    glossary: dict[str, tuple[str, str]],
-    wheel: str,
-) -> nbformat.NotebookNode:
-    """The reader's notebook of the lesson page ``docname`` (``wheel``: the package's file)."""
+def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.NotebookNode:
+    """The reader's notebook of the lesson page ``docname``."""
     source = Path(app.srcdir) / f"{docname}.md"
     page = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
-    convert = _Converter(app, docname, bib, glossary)
+    convert = _Converter(app, docname, shared)
+    wheel = shared.wheel
     main: list[nbformat.NotebookNode] = []
     solutions: list[nbformat.NotebookNode] = []
     for cell in page.cells:
@@ -400,11 +405,12 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     for page in pages:
         glossary.update(read_glossary(_source(app, page)))
     (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
+    shared = _Shared(frozenset(lessons), bib, glossary, wheel.name)
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     files = {wheel.name: wheel.read_bytes()}
     for docname in lessons:
-        notebook = lesson_notebook(app, docname, bib, glossary, wheel.name)
+        notebook = lesson_notebook(app, docname, shared)
         files[f"{docname}.ipynb"] = (_WRITES(notebook) + "\n").encode("utf-8")
         path = folder / f"{docname}.ipynb"
         if not path.is_file() or path.read_bytes() != files[f"{docname}.ipynb"]:
@@ -421,42 +427,34 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
 _H1_END = "</h1>"
 
 
-def link_notebook(
+def offer_notebook(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Under a lesson's title, a link to its notebook."""
-    body = context.get("body", "")
-    if pagename not in app.env.found_docs or _H1_END not in body:
-        return
-    if not is_lesson(_source(app, pagename)):
-        return
-    depth = pagename.count("/")
-    href = "../" * depth + f"{FOLDER}/{pagename}.ipynb"
-    link = (
-        f'<p class="lesson-notebook"><a class="reference download" href="{href}" '
-        f'download="">Download this lesson as a Jupyter notebook</a> '
-        "(it runs with the book's package).</p>"
-    )
-    at = body.index(_H1_END) + len(_H1_END)
-    context["body"] = body[:at] + link + body[at:]
+    """On a lesson page, its notebook: linked under the title, and in the download menu.
 
-
-def notebook_in_download_menu(
-    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
-) -> None:
-    """In a lesson's download menu (the theme's), its notebook instead of its MyST source.
-
-    The source is a MyST notebook with hidden cells and glue roles that a
-    reader's Jupyter does not understand; the menu's other entry (print the
-    page) stays.
+    The theme's download menu offered the page's source, a MyST notebook with
+    hidden cells and glue roles that a reader's Jupyter does not understand;
+    the notebook takes its place, and the menu's other entry (print the page)
+    stays.
     """
     if pagename not in app.env.found_docs or not is_lesson(_source(app, pagename)):
         return
+    href = context["pathto"](f"{FOLDER}/{pagename}.ipynb", 1)
+    label = "Download this lesson as a Jupyter notebook"
+    body = context.get("body", "")
+    if _H1_END in body:
+        link = (
+            f'<p class="lesson-notebook"><a class="reference download" href="{href}" '
+            f'download="">{label}</a> '
+            "(it runs with the book's package).</p>"
+        )
+        at = body.index(_H1_END) + len(_H1_END)
+        context["body"] = body[:at] + link + body[at:]
     notebook = {
         "type": "link",
-        "url": context["pathto"](f"{FOLDER}/{pagename}.ipynb", 1),
+        "url": href,
         "text": ".ipynb",
-        "tooltip": "Download this lesson as a Jupyter notebook",
+        "tooltip": label,
         "icon": "fas fa-file",
         "label": "download-notebook-button",
     }
@@ -516,8 +514,7 @@ def relink_pdf(
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("book-pdf", book_pdf_role)
     app.connect("env-get-outdated", relink_pdf)
-    app.connect("html-page-context", link_notebook)
-    # After the theme's own hook, which fills the menu.
-    app.connect("html-page-context", notebook_in_download_menu, priority=600)
+    # After the theme's own hook, which fills the download menu.
+    app.connect("html-page-context", offer_notebook, priority=600)
     app.connect("build-finished", write_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
