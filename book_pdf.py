@@ -249,10 +249,10 @@ def _fix_outline(writer: Any, headings: list[str]) -> int:
     return changed
 
 
-def finish(path: Path, epoch: int, headings: list[str]) -> None:
+def finish(path: Path, epoch: int, headings: list[str]) -> int:
     """Fix the outline's titles, date ``path`` ``epoch`` and derive its /ID from its content.
 
-    The same sources then give the same bytes.
+    The same sources then give the same bytes. Returns the number of pages.
     """
     stamp = datetime.fromtimestamp(epoch, UTC).strftime("D:%Y%m%d%H%M%SZ")
     writer = PdfWriter(clone_from=PdfReader(path))
@@ -270,6 +270,7 @@ def finish(path: Path, epoch: int, headings: list[str]) -> None:
     writer._ID = ArrayObject([ByteStringObject(digest), ByteStringObject(digest)])
     with path.open("wb") as handle:
         writer.write(handle)
+    return len(writer.pages)
 
 
 def build_pdf() -> Path:
@@ -279,8 +280,7 @@ def build_pdf() -> Path:
     page = build_singlehtml()
     built = time.perf_counter()
     moved, headings = print_pdf(page, PDF)
-    finish(PDF, source_date_epoch(), headings)
-    pages = len(PdfReader(PDF).pages)
+    pages = finish(PDF, source_date_epoch(), headings)
     FACTS.write_text(json.dumps({"pages": pages}) + "\n", encoding="utf-8")
     done = time.perf_counter()
     linked = link_in_site()

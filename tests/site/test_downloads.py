@@ -402,6 +402,12 @@ def _failure(what: str, run: Run) -> str:
     )
 
 
+def _assert_ran(run: Run, what: str, request: pytest.FixtureRequest) -> None:
+    """``run`` ended well; its time goes to the test's report."""
+    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
+    assert run.returncode == 0, _failure(what, run)
+
+
 # -- the files are what they claim to be -----------------------------------------
 
 
@@ -487,9 +493,7 @@ def test_reader_venv_uses_the_wheel_not_the_checkout(reader_python: Path) -> Non
 def test_downloaded_script_runs(
     name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
-    run = reader_runs[f"{name}.py"]
-    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
-    assert run.returncode == 0, _failure(f"{name}.py", run)
+    _assert_ran(reader_runs[f"{name}.py"], f"{name}.py", request)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -497,8 +501,7 @@ def test_downloaded_notebook_runs(
     name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
     run = reader_runs[f"{name}.ipynb"]
-    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
-    assert run.returncode == 0, _failure(f"{name}.ipynb", run)
+    _assert_ran(run, f"{name}.ipynb", request)
     assert "cells executed:" in run.stdout
 
 
@@ -597,8 +600,7 @@ def test_lesson_notebook_runs(
     name: str, reader_runs: dict[str, Run], request: pytest.FixtureRequest
 ) -> None:
     run = reader_runs[f"lesson:{name}"]
-    request.node.user_properties.append(("seconds", round(run.seconds, 1)))
-    assert run.returncode == 0, _failure(f"{name}.ipynb", run)
+    _assert_ran(run, f"{name}.ipynb", request)
     assert "cells executed:" in run.stdout
 
 

@@ -39,6 +39,8 @@ from pathlib import Path
 import pytest
 from site_support import DOCS, ROOT, BuildResult, run_sphinx
 
+import book_pdf
+
 #: Pages and images that show wall-clock measurements.
 MEASURED = re.compile(
     r"(recurrence\.(html|ipynb)|lessons-notebooks\.zip"
@@ -74,11 +76,11 @@ def clean_copy(target: Path) -> Path:
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
     # The book as one PDF, which the landing page links once `nox -s pdf` built
     # it (test_pdf does, before this test): an input of the site like the sources.
-    for name in ("transformer-book.pdf", "transformer-book.json"):
-        built = DOCS / "_build" / "pdf" / name
+    for built in (book_pdf.PDF, book_pdf.FACTS):
         if built.is_file():
-            (target / "docs" / "_build" / "pdf").mkdir(parents=True, exist_ok=True)
-            shutil.copy(built, target / "docs" / "_build" / "pdf" / name)
+            copy = target / built.relative_to(ROOT)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(built, copy)
     return target / "docs"
 
 
