@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -180,10 +181,16 @@ def build_singlehtml() -> Path:
     return SINGLEHTML / "index.html"
 
 
-def print_pdf(page: Path, target: Path) -> tuple[int, list[str]]:
+def print_pdf(
+    page: Path, target: Path, *, wait_ms: int = 0, before: Callable[[Any], None] | None = None
+) -> tuple[int, list[str]]:
     """Print ``page`` to ``target`` with headless Chromium.
 
-    Returns how many solutions moved to the appendix, and the headings' text.
+    ``wait_ms`` lets the page run its scripts that much longer before it is
+    printed, and ``before`` is called with the Playwright page first: the
+    reproducibility test prints with both, as a slower or busier browser
+    would, and the bytes must not depend on them. Returns how many
+    solutions moved to the appendix, and the headings' text.
     """
     executable = find_chromium()
     if executable is None:
@@ -195,6 +202,10 @@ def print_pdf(page: Path, target: Path) -> tuple[int, list[str]]:
         try:
             tab = browser.new_page()
             tab.goto(page.as_uri(), wait_until="load")
+            if wait_ms:
+                tab.wait_for_timeout(wait_ms)
+            if before is not None:
+                before(tab)
             moved = int(tab.evaluate(PREPARE_JS))
             tab.emulate_media(media="print")
             headings = [str(text) for text in tab.evaluate(HEADINGS_JS)]
@@ -249,14 +260,114 @@ def _fix_outline(writer: Any, headings: list[str]) -> int:
     return changed
 
 
-def finish(path: Path, epoch: int, headings: list[str]) -> int:
-    """Fix the outline's titles, date ``path`` ``epoch`` and derive its /ID from its content.
+def _id_string(old: Any, text: str) -> Any:
+    """``text`` as a PDF string of the same kind as ``old`` (byte or text string)."""
+    if isinstance(old, ByteStringObject):
+        return ByteStringObject(text.encode("ascii"))
+    return TextStringObject(text)
 
-    The same sources then give the same bytes. Returns the number of pages.
+
+def _structure_elements(root: Any) -> list[Any]:
+    """List the structure tree's elements under ``root``, depth first, in document order."""
+    elements, seen = [], set()
+    stack = [root.get("/K")]
+    while stack:
+        node = stack.pop()
+        node = node.get_object() if hasattr(node, "get_object") else node
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict) and id(node) not in seen and "/S" in node:
+            seen.add(id(node))
+            elements.append(node)
+            if "/K" in node:
+                stack.append(node["/K"])
+    return elements
+
+
+def _name_tree_leaves(node: Any) -> list[Any]:
+    """List the leaves (nodes with ``/Names``) of a name tree, in key order."""
+    node = node.get_object()
+    if "/Names" in node:
+        return [node]
+    return [leaf for kid in node.get("/Kids", []) for leaf in _name_tree_leaves(kid)]
+
+
+def _set_limits(node: Any) -> tuple[Any, Any]:
+    """Write the ``/Limits`` of a name tree's nodes below the root; return its first, last key."""
+    node = node.get_object()
+    if "/Names" in node:
+        names = node["/Names"]
+        first, last = names[0], names[-2]
+    else:
+        spans = [_set_limits(kid) for kid in node["/Kids"]]
+        first, last = spans[0][0], spans[-1][1]
+    if "/Limits" in node:
+        node[NameObject("/Limits")] = ArrayObject([first, last])
+    return first, last
+
+
+def renumber_structure_ids(writer: Any) -> int:
+    """Name the tagged PDF's structure elements by their place in the document.
+
+    Chromium gives each structure element the number of its DOM node
+    (``/ID (node00000870)``), which depends on how many nodes the page had
+    made by the time it printed (its scripts, timers and fonts), not on its
+    content: two prints of the same page differed there and nowhere else.
+    The elements are renamed ``node00000001``, ``node00000002``, ... in the
+    structure tree's document order, everywhere a name appears: the
+    elements' ``/ID``, a table cell's ``/Headers``, and the keys of the
+    root's ``/IDTree``, whose leaves keep their sizes and are refilled in the
+    new key order (``/Limits`` rewritten), so no object is added or dropped.
+    Returns how many elements were renamed.
+    """
+    root = writer._root_object.get("/StructTreeRoot")
+    if root is None:
+        return 0
+    root = root.get_object()
+    renamed: dict[str, Any] = {}
+    elements = _structure_elements(root)
+    for element in elements:
+        if "/ID" in element:
+            old = element["/ID"]
+            new = _id_string(old, f"node{len(renamed) + 1:08d}")
+            renamed[str(old)] = new
+            element[NameObject("/ID")] = new
+    for element in elements:
+        attributes = element.get("/A")
+        attributes = attributes.get_object() if attributes is not None else None
+        for owner in attributes if isinstance(attributes, list) else [attributes]:
+            owner = owner.get_object() if hasattr(owner, "get_object") else owner
+            if isinstance(owner, dict) and "/Headers" in owner:
+                headers = [renamed.get(str(name), name) for name in owner["/Headers"]]
+                owner[NameObject("/Headers")] = ArrayObject(headers)
+    if "/IDTree" in root:
+        leaves = _name_tree_leaves(root["/IDTree"])
+        pairs = [
+            (renamed.get(str(names[i]), names[i]), names[i + 1])
+            for leaf in leaves
+            for names in [leaf["/Names"]]
+            for i in range(0, len(names), 2)
+        ]
+        pairs.sort(key=lambda pair: str(pair[0]))
+        for leaf in leaves:
+            size = len(leaf["/Names"]) // 2
+            taken, pairs = pairs[:size], pairs[size:]
+            leaf[NameObject("/Names")] = ArrayObject([item for pair in taken for item in pair])
+        _set_limits(root["/IDTree"])
+    return len(renamed)
+
+
+def finish(path: Path, epoch: int, headings: list[str]) -> int:
+    """Make ``path`` the same bytes on every print of the same page.
+
+    Fixes the outline's titles, names the structure elements by their place
+    in the document (:func:`renumber_structure_ids`), dates the file
+    ``epoch`` and derives its /ID from its content. Returns the number of pages.
     """
     stamp = datetime.fromtimestamp(epoch, UTC).strftime("D:%Y%m%d%H%M%SZ")
     writer = PdfWriter(clone_from=PdfReader(path))
     _fix_outline(writer, headings)
+    renumber_structure_ids(writer)
     info = {
         NameObject("/Title"): TextStringObject("The Transformer Architecture"),
         NameObject("/CreationDate"): TextStringObject(stamp),
