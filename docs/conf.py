@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import tomllib
 from importlib.metadata import version as _dist_version
 from pathlib import Path
@@ -22,6 +23,7 @@ _BOOK = tomllib.loads((DOCS.parent / "pyproject.toml").read_text(encoding="utf-8
 # book's figures are computed that way, tiny models run fastest so, and no
 # thread pool is alive when a parallel build forks its readers and writers.
 os.environ.update(_BOOK["build-env"])
+time.tzset()  # TZ is among them
 
 # -- Project ------------------------------------------------------------------
 project = "The Transformer Architecture"
