@@ -715,6 +715,7 @@ class Encoder(_Stack):
 
         Examples
         --------
+        >>> _ = torch.manual_seed(0)
         >>> layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
         >>> torch_encoder = nn.TransformerEncoder(layer, num_layers=2,
         ...                                       enable_nested_tensor=False).eval()
@@ -962,6 +963,7 @@ class DecoderBlock(nn.Module):
 
         Examples
         --------
+        >>> _ = torch.manual_seed(0)
         >>> layer = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
         >>> block = DecoderBlock.from_torch(layer.eval())
         >>> x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
@@ -1110,6 +1112,7 @@ class Decoder(_Stack):
 
         Examples
         --------
+        >>> _ = torch.manual_seed(0)
         >>> layer = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
         >>> torch_decoder = nn.TransformerDecoder(layer, num_layers=2).eval()
         >>> decoder = Decoder.from_torch(torch_decoder)

@@ -140,6 +140,24 @@ IMAGES_JS = """
 """
 
 
+#: Resolves once the page has laid out and painted twice and no finite CSS
+#: transition or animation is running (a toggle's fade, a menu's slide): a
+#: condition to wait for, where a fixed sleep would pass or fail with the load.
+SETTLE_JS = """
+() => new Promise((resolve) => {
+  const running = () => document.getAnimations().some((a) =>
+    a.playState === "running" && a.effect && a.effect.getTiming().iterations !== Infinity);
+  const tick = () => (running() ? requestAnimationFrame(tick) : resolve(true));
+  requestAnimationFrame(() => requestAnimationFrame(tick));
+})
+"""
+
+
+def settle(page) -> None:
+    """Wait until ``page`` has laid out and its transitions have ended (``SETTLE_JS``)."""
+    page.evaluate(SETTLE_JS)
+
+
 class PageVisit:
     """Load one page and record everything the browser did."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from site_support import DOCS, LESSON_PAGES, LESSON_SOURCES, LISTING, PageVisit, code_cells
+from site_support import DOCS, LESSON_PAGES, LESSON_SOURCES, LISTING, PageVisit, code_cells, settle
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from listing import listing_lines
@@ -95,7 +95,7 @@ def clipped_blocks(browser, site_url: str, page: str) -> tuple[int, list[str]]:
         for index in range(buttons.count()):
             buttons.nth(index).click()
         if buttons.count():
-            visit.page.wait_for_timeout(400)  # the toggle's transition
+            settle(visit.page)  # the toggle's transition
         shown = visit.page.locator("div.highlight pre, div.cell_output pre").count()
         return shown, visit.page.evaluate(CLIPPED_JS)
     finally:

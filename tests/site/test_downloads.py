@@ -57,21 +57,18 @@ SLOW_FIRST = (
     "plot_pre_post_norm",
     "plot_date_translation",
 )
-SCRIPT_TIMEOUT = 120  # seconds for one example, script or notebook
-TIMEOUTS = {
-    "plot_order_task.py": 240,
-    "plot_order_task_long.py": 240,
-    "plot_date_translation.py": 240,
-}
+# A guard against a run that hangs, not a speed check: no run nears it on a
+# loaded 2-core machine (the slowest, the capstone's notebook, trains for a
+# few minutes there), so a slow machine never fails the test by its load.
+HANG_LIMIT = 900  # seconds for one example or notebook (and one of its cells)
 INSTALL_TIMEOUT = 600
 # Every lesson page is offered as a notebook (docs/_ext/lesson_notebooks.py),
 # and each runs top to bottom. Three of them train models with nothing saved
 # in the reader's folder: the order grid (positional_encoding), the depth grid
 # (encoder_block), the date model and its exercise (translation). They start
-# first, with the slow examples' limit or more.
+# first.
 LESSONS = [path.stem for path in LESSON_SOURCES]
 SLOW_LESSONS = ("translation", "encoder_block", "positional_encoding")
-LESSON_TIMEOUTS = {"translation": 480, "encoder_block": 360, "positional_encoding": 360}
 # MyST syntax that a reader's Jupyter would show as it is.
 MYST_SYNTAX = ("{glue", "{term}", "{ref}", "{numref}", "{eq}", "{cite", "```{", ":::{", "(label)=")
 
@@ -355,7 +352,6 @@ def reader_runs(
     root = tmp_path_factory.mktemp("runs")
     env = _clean_env(root)
     jobs: dict[str, tuple[list[str], Path, dict[str, str]]] = {}
-    timeouts: dict[str, int] = dict(TIMEOUTS)
     # The lessons that train start before everything else.
     for name in sorted(LESSONS, key=lambda lesson: lesson not in SLOW_LESSONS):
         folder = root / f"lesson-{name}"
@@ -363,10 +359,8 @@ def reader_runs(
         notebook = folder / f"{name}.ipynb"
         downloaded = nbformat.read(lesson_notebooks[name], as_version=4)
         nbformat.write(checked_notebook(name, downloaded), notebook)
-        limit = LESSON_TIMEOUTS.get(name, SCRIPT_TIMEOUT)
-        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(limit)]
+        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(HANG_LIMIT)]
         jobs[f"lesson:{name}"] = (command, folder, env)
-        timeouts[f"lesson:{name}"] = limit
     # The slowest examples start first, so the two workers finish together.
     for name, item in sorted(downloads.items(), key=lambda pair: pair[0] not in SLOW_FIRST):
         folder = root / f"{name}-py"
@@ -383,13 +377,10 @@ def reader_runs(
         folder.mkdir()
         notebook = folder / downloads[name].notebook.name
         notebook.write_bytes(downloads[name].notebook.read_bytes())
-        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(SCRIPT_TIMEOUT)]
+        command = [str(reader_python), "-c", NOTEBOOK_RUNNER, notebook.name, str(HANG_LIMIT)]
         jobs[f"{name}.ipynb"] = (command, folder, env)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            key: pool.submit(_run, *job, timeouts.get(key, SCRIPT_TIMEOUT))
-            for key, job in jobs.items()
-        }
+        futures = {key: pool.submit(_run, *job, HANG_LIMIT) for key, job in jobs.items()}
         return {key: future.result() for key, future in futures.items()}
 
 

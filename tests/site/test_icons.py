@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from site_support import PageVisit, site_pages
+from site_support import PageVisit, settle, site_pages
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -150,22 +150,25 @@ def test_icons_draw_without_the_icon_font(browser, site_url: str, path: str, mod
         for width in (1280, 390):
             visit.page.set_viewport_size({"width": width, "height": 900})
             visit.page.evaluate("window.scrollTo(0, 0)")
-            visit.page.wait_for_timeout(300)
+            settle(visit.page)
             count = _check_icons(visit, f"{path} at {width} px, {mode}")
             assert count >= 5, f"{path} at {width} px: only {count} icons visible"
         # "Back to top" shows once the reader scrolls down and then up a little (on
         # a narrow screen, as here after the loop: the theme hides it on wide ones).
         visit.page.mouse.wheel(0, 4000)
-        visit.page.wait_for_timeout(200)
+        visit.page.wait_for_function("window.scrollY > 2000")
         visit.page.mouse.wheel(0, -300)
         back = visit.page.locator("#pst-back-to-top")
         back.wait_for(state="visible")
+        settle(visit.page)
         assert back.locator("i.fa-arrow-up").is_visible()
         _check_icons(visit, f"{path}, back to top", "#pst-back-to-top")
         visit.page.evaluate("window.scrollTo(0, 0)")
         # The download menu's icons (the page's source, its PDF).
-        visit.page.locator(".bd-header-article button[aria-label='Download this page']").click()
-        visit.page.wait_for_timeout(200)
+        download = ".bd-header-article button[aria-label='Download this page']"
+        visit.page.locator(download).click()
+        visit.page.locator(f"{download}[aria-expanded='true']").wait_for()
+        settle(visit.page)
         _check_icons(visit, f"{path}, download menu open", ".bd-header-article .dropdown-menu")
         visit.page.wait_for_load_state("networkidle")
         assert _font_requests(visit) == []
@@ -191,7 +194,7 @@ def test_colour_mode_and_search_by_keyboard(browser, site_url: str, width: int) 
     page = visit.page
     try:
         page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(200)
+        settle(page)
         # The colour-mode menu: Tab to its button; ArrowDown opens the menu on its
         # first item (Enter and Space open it too, but the theme's menu then leaves
         # the focus on the page); choose "Dark" with the arrows and Enter.
@@ -206,7 +209,8 @@ def test_colour_mode_and_search_by_keyboard(browser, site_url: str, width: int) 
                 break
             page.keyboard.press("ArrowDown")
         page.keyboard.press("Enter")
-        page.wait_for_timeout(300)
+        page.wait_for_function("document.documentElement.dataset.theme === 'dark'")
+        settle(page)
         assert page.evaluate("document.documentElement.dataset.theme") == "dark"
         shown = page.locator(f"{switch} i.theme-switch:visible")
         assert shown.count() == 1

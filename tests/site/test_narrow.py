@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from site_support import BuildResult, site_pages
+from site_support import BuildResult, settle, site_pages
 
 WIDTH, HEIGHT = 390, 844
 
@@ -98,7 +98,7 @@ def fit(page, url: str) -> dict:
     for index in range(buttons.count()):
         buttons.nth(index).click()
     if buttons.count():
-        page.wait_for_timeout(400)  # the toggle's transition
+        settle(page)  # the toggle's transition
     page.evaluate(TWO_FRAMES_JS)
     return page.evaluate(OVERFLOW_JS)
 

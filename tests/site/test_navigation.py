@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from site_support import LESSON_PAGES, PageVisit, make_book, run_sphinx, site_pages
+from site_support import LESSON_PAGES, PageVisit, make_book, run_sphinx, settle, site_pages
 
 LESSONS = LESSON_PAGES
 
@@ -223,7 +223,7 @@ def test_screenshots_for_maintainers(visit, artifacts: Path, mode: str) -> None:
         page = open_page().page
         page.set_viewport_size({"width": 1280, "height": 900})
         page.evaluate("window.scrollTo(0, 0)")
-        page.wait_for_timeout(200)
+        settle(page)
         target = artifacts / f"navigation-{name}-{mode}.png"
         page.screenshot(path=str(target), full_page=True)
         assert target.stat().st_size > 10_000

@@ -29,6 +29,7 @@ from site_support import (
     BuildResult,
     PageVisit,
     code_cells,
+    settle,
 )
 
 sys.path.insert(0, str(DOCS / "_ext"))
@@ -199,7 +200,7 @@ def test_solutions_closed_on_load_and_opened_by_click_and_keyboard(
             else:
                 button.focus()
                 visit.page.keyboard.press(action)
-            visit.page.wait_for_timeout(400)  # the toggle's transition
+            settle(visit.page)  # the toggle's transition
             assert visit.page.evaluate(SOLUTIONS_JS)[0], f"{page}: {action} did not open it"
             assert button.get_attribute("aria-expanded") == "true"
             assert button.get_attribute("aria-label") == "Hide solution"
