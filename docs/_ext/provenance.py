@@ -61,11 +61,17 @@ def describe(env: Any, docname: str, seeds: str) -> str:
     took = f"{runtime:.1f} s" if isinstance(runtime, (int, float)) else "not recorded"
     cores = os.cpu_count() or 1
     threads = os.environ.get("OMP_NUM_THREADS", str(cores))
+    # The arithmetic the numbers depend on (pyproject's [tool.book.build-env]).
+    kernels = ", ".join(
+        f"{name}={os.environ[name]}"
+        for name in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")
+        if os.environ.get(name)
+    )
     return (
         f"Produced by the build with lessons_code {version('lessons-code')}, "
         f"PyTorch {version('torch')} and NumPy {version('numpy')} on the CPU "
         f"({processor_name()}, {cores} cores, {threads} PyTorch thread"
-        f"{'' if threads == '1' else 's'}); seeds: {seeds}; "
+        f"{'' if threads == '1' else 's'}{', ' + kernels if kernels else ''}); seeds: {seeds}; "
         f"executing this page took {took}."
     )
 
