@@ -151,7 +151,9 @@ def _clean_env(tmp: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND"}
+        # LESSONS_CODE_RESULTS too: a reader's run trains, it reads no saved results
+        if key
+        not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND", "LESSONS_CODE_RESULTS"}
     }
     env.update(
         {
