@@ -25,11 +25,6 @@ WIDTH, HEIGHT = 390, 844
 #: is as wide as the one that is.
 ALL_TABS_CSS = ".sd-tab-set > .sd-tab-content { display: block !important; }"
 
-#: Resolves after two frames: by then the page's resize observers have run.
-TWO_FRAMES_JS = (
-    "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
-)
-
 OVERFLOW_JS = """
 () => {
   const root = document.scrollingElement;
@@ -97,9 +92,8 @@ def fit(page, url: str) -> dict:
     buttons = page.locator("button.toggle-button")
     for index in range(buttons.count()):
         buttons.nth(index).click()
-    if buttons.count():
-        settle(page)  # the toggle's transition
-    page.evaluate(TWO_FRAMES_JS)
+    # Two frames (the page's resize observers have run) and the toggles' transitions ended.
+    settle(page)
     return page.evaluate(OVERFLOW_JS)
 
 
