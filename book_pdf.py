@@ -292,6 +292,16 @@ def _name_tree_leaves(node: Any) -> list[Any]:
     return [leaf for kid in node.get("/Kids", []) for leaf in _name_tree_leaves(kid)]
 
 
+def _name_tree_pairs(node: Any) -> list[tuple[Any, Any]]:
+    """List the (key, value) pairs of a name tree, in key order."""
+    return [
+        (names[i], names[i + 1])
+        for leaf in _name_tree_leaves(node)
+        for names in [leaf["/Names"]]
+        for i in range(0, len(names), 2)
+    ]
+
+
 def _set_limits(node: Any) -> tuple[Any, Any]:
     """Write the ``/Limits`` of a name tree's nodes below the root; return its first, last key."""
     node = node.get_object()
@@ -343,10 +353,7 @@ def renumber_structure_ids(writer: Any) -> int:
     if "/IDTree" in root:
         leaves = _name_tree_leaves(root["/IDTree"])
         pairs = [
-            (renamed.get(str(names[i]), names[i]), names[i + 1])
-            for leaf in leaves
-            for names in [leaf["/Names"]]
-            for i in range(0, len(names), 2)
+            (renamed.get(str(key), key), value) for key, value in _name_tree_pairs(root["/IDTree"])
         ]
         pairs.sort(key=lambda pair: str(pair[0]))
         for leaf in leaves:

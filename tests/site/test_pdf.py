@@ -101,20 +101,8 @@ def _outline_titles(reader: PdfReader) -> list[str]:
 
 def _alt_texts(reader: PdfReader) -> list[str]:
     """Every /Alt of the tagged PDF's structure tree (one per printed figure)."""
-    alts, seen = [], set()
-    stack: list = [reader.trailer["/Root"]["/StructTreeRoot"]]
-    while stack:
-        node = stack.pop()
-        node = node.get_object() if hasattr(node, "get_object") else node
-        if isinstance(node, dict) and id(node) not in seen:
-            seen.add(id(node))
-            if "/Alt" in node:
-                alts.append(str(node["/Alt"]))
-            if "/K" in node:
-                stack.append(node["/K"])
-        elif isinstance(node, list):
-            stack.extend(node)
-    return alts
+    root = reader.trailer["/Root"]["/StructTreeRoot"].get_object()
+    return [str(node["/Alt"]) for node in book_pdf._structure_elements(root) if "/Alt" in node]
 
 
 def _build_pdf() -> Path:
@@ -274,15 +262,6 @@ def test_pdf_is_reproducible(book: Book, tmp_path: Path) -> None:
     assert book.reader.metadata["/CreationDate"].startswith("D:20")
 
 
-def _name_tree(node: object) -> list[tuple[str, object]]:
-    """The (key, value) pairs of a PDF name tree, in the tree's order."""
-    node = node.get_object()  # type: ignore[attr-defined]
-    if "/Names" in node:
-        names = node["/Names"]
-        return [(str(names[i]), names[i + 1]) for i in range(0, len(names), 2)]
-    return [pair for kid in node["/Kids"] for pair in _name_tree(kid)]
-
-
 def test_pdf_structure_ids_follow_the_document(book: Book) -> None:
     """The structure elements are named in document order, and the /IDTree finds each one."""
     root = book.reader.trailer["/Root"]["/StructTreeRoot"].get_object()
@@ -290,9 +269,9 @@ def test_pdf_structure_ids_follow_the_document(book: Book) -> None:
     ids = [str(element["/ID"]) for element in elements if "/ID" in element]
     assert ids, "the tagged PDF names no structure element"
     assert ids == [f"node{n:08d}" for n in range(1, len(ids) + 1)]
-    pairs = _name_tree(root["/IDTree"])
-    keys = [key for key, _ in pairs]
+    pairs = book_pdf._name_tree_pairs(root["/IDTree"])
+    keys = [str(key) for key, _ in pairs]
     assert keys == sorted(keys) == ids
-    found = {key: value.get_object() for key, value in pairs}
+    found = {str(key): value.get_object() for key, value in pairs}
     named = {str(element["/ID"]): element for element in elements if "/ID" in element}
     assert all(found[key] is named[key] or found[key] == named[key] for key in ids)
