@@ -422,12 +422,15 @@ class EncoderBlock(nn.Module):
         super().__init__()
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = check_bool(norm_first, "norm_first")
-        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
+        norm_first = check_bool(norm_first, "norm_first")
+        layer_norm_eps = check_real(
+            layer_norm_eps, "layer_norm_eps", strict=True
+        )
+        self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
@@ -542,8 +545,11 @@ class _Stack(nn.Module):
         num_layers = check_int(num_layers, "num_layers", minimum=1)
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = check_bool(norm_first, "norm_first")
-        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
+        norm_first = check_bool(norm_first, "norm_first")
+        layer_norm_eps = check_real(
+            layer_norm_eps, "layer_norm_eps", strict=True
+        )
+        self.norm_first = norm_first
         self.layers = nn.ModuleList(
             self._block(
                 d_model,
@@ -551,12 +557,12 @@ class _Stack(nn.Module):
                 d_ff,
                 norm_first,
                 dropout=dropout,
-                layer_norm_eps=eps,
+                layer_norm_eps=layer_norm_eps,
             )
             for _ in range(num_layers)
         )
         self.final_norm = (
-            nn.LayerNorm(d_model, eps=eps)
+            nn.LayerNorm(d_model, eps=layer_norm_eps)
             if check_bool(final_norm, "final_norm")
             else None
         )
@@ -799,14 +805,17 @@ class DecoderBlock(nn.Module):
         super().__init__()
         _check_block_sizes(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
-        self.norm_first = check_bool(norm_first, "norm_first")
-        eps = check_real(layer_norm_eps, "layer_norm_eps", strict=True)
+        norm_first = check_bool(norm_first, "norm_first")
+        layer_norm_eps = check_real(
+            layer_norm_eps, "layer_norm_eps", strict=True
+        )
+        self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps)
-        self.norm3 = nn.LayerNorm(d_model, eps=eps)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
