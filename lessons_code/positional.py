@@ -17,17 +17,12 @@ in PyTorch and one in NumPy, so that a test can check them against each other.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from lessons_code._checks import check_int
 
 __all__ = ["positional_encoding", "positional_encoding_numpy"]
-
-#: The base of the geometric progression of wavelengths in the 2017 paper.
-BASE = 10000.0
 
 
 def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
@@ -74,7 +69,7 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     positions = positions.unsqueeze(1)  # (T, 1)
     # (D,): i for columns 2i, 2i+1
     pair_index = torch.arange(d_model, dtype=torch.float64) // 2
-    inv_freq = 1.0 / BASE ** (2.0 * pair_index / d_model)  # (D,)
+    inv_freq = 1.0 / 10000.0 ** (2.0 * pair_index / d_model)  # (D,)
     angles = positions * inv_freq  # (T, D)
 
     pe = torch.empty_like(angles)  # (T, D)
@@ -131,7 +126,7 @@ def positional_encoding_numpy(
     # (ceil(D/2),): the values 2i
     even_dims = np.arange(0, d_model, 2, dtype=np.float64)
     # (ceil(D/2),)
-    inv_freq = np.exp(-math.log(BASE) * even_dims / d_model)
+    inv_freq = np.exp(-np.log(10000.0) * even_dims / d_model)
     angles = positions * inv_freq  # (T, ceil(D/2))
 
     pe = np.empty((num_positions, d_model), dtype=np.float64)  # (T, D)
