@@ -39,6 +39,7 @@ page when the PDF appears.
 from __future__ import annotations
 
 import json
+import pkgutil
 import re
 import textwrap
 import zipfile
@@ -76,6 +77,12 @@ _TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 _FENCE = re.compile(r"^(`{3,}|:{3,})\{([\w-]+)\}\s*(.*)$")
 _LABEL_LINE = re.compile(r"^\([\w-]+\)=\s*$")
 _ADMONITIONS = {"note", "tip", "warning", "important", "seealso", "caution", "hint"}
+
+
+class _Code(str):
+    """A piece of a lesson that becomes a code cell of the notebook (a listing)."""
+
+    __slots__ = ()
 
 
 def _source(app: Sphinx, docname: str) -> Path:
@@ -196,8 +203,18 @@ class _Converter:
             return [(self.in_solution, f"$$\n{body}{tag}\n$$")]
         if name == "listing":
             _, code = listing_lines(argument)
-            caption = f"*{self.inline(options['caption'])}*\n\n" if "caption" in options else ""
-            return [(self.in_solution, caption + "```python\n" + "\n".join(code) + "\n```")]
+            pieces: list[tuple[bool, str]] = []
+            if "caption" in options:
+                pieces.append((self.in_solution, f"*{self.inline(options['caption'])}*"))
+            shown = "\n".join(code)
+            obj = pkgutil.resolve_name(argument)
+            if obj.__qualname__ == obj.__name__:
+                # A function or class of its own: a code cell, which defines it
+                # in the notebook, so the cells after it run the code shown.
+                pieces.append((self.in_solution, _Code(shown)))
+            else:  # a method cannot run outside its class: shown, not run
+                pieces.append((self.in_solution, f"```python\n{shown}\n```"))
+            return pieces
         if name == "figure":
             path = Path(self.app.srcdir) / argument
             mime = "image/svg+xml" if path.suffix == ".svg" else "image/png"
@@ -274,7 +291,10 @@ class _Converter:
         return out
 
     def markdown(self, text: str) -> str:
-        return "\n\n".join(piece for _, piece in self.chunks(text))
+        return "\n\n".join(
+            f"```python\n{piece}\n```" if isinstance(piece, _Code) else piece
+            for _, piece in self.chunks(text)
+        )
 
 
 def _authors_year(entry: Any) -> str:
@@ -349,7 +369,9 @@ def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.Note
             continue
         for in_solution, text in convert.chunks(cell.source):
             target = solutions if in_solution else main
-            if target and target[-1].cell_type == "markdown":
+            if isinstance(text, _Code):
+                target.append(_V4.new_code_cell(str(text)))
+            elif target and target[-1].cell_type == "markdown":
                 target[-1].source += "\n\n" + text
             else:
                 target.append(_V4.new_markdown_cell(text))
