@@ -36,6 +36,7 @@ from book_tools import BUILD_ENV
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from claims import load_expectations, problems  # the build's own check of a claim
+from listing import listing_lines  # what a page's listing shows
 
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
@@ -309,7 +310,10 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     cells glue are then computed from the state the reader's own cells built,
     in the reader's environment, and compared with the page's claims.
     """
-    page = read_myst_markdown_notebook((DOCS / f"{name}.md").read_text(encoding="utf-8"))
+    source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    page = read_myst_markdown_notebook(source)
+    # The page's listings of functions and classes are code cells of the notebook too.
+    listings = {"\n".join(listing_lines(q)[1]) for q in re.findall(r"```\{listing\}\s+(\S+)", source)}
     after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
     visible: list[tuple[int, str]] = []
     last = -1
@@ -327,8 +331,8 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     cells = [nbformat.v4.new_code_cell(setup), *removed(-1)]
     for cell in notebook.cells:
         cells.append(cell)
-        if cell.cell_type == "code":
-            found = [i for i, (_, source) in enumerate(visible) if source == cell.source]
+        if cell.cell_type == "code" and cell.source not in listings:
+            found = [i for i, (_, code) in enumerate(visible) if code == cell.source]
             assert found, f"{name}: a code cell of the notebook is not on the page:\n{cell.source}"
             place, _ = visible.pop(found[0])
             cells.extend(removed(place))
