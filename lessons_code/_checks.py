@@ -22,6 +22,7 @@ __all__ = [
     "check_int",
     "check_int_list",
     "check_like",
+    "check_optimizer_and_scheduler",
     "check_real",
     "check_tensor",
 ]
@@ -382,4 +383,49 @@ def check_like(
     if value.device != like.device:
         raise ValueError(
             f"{name} must be on the device of {like_name} ({like.device}), got {value.device}"
+        )
+
+
+def check_optimizer_and_scheduler(
+    optimizer: object, scheduler: object
+) -> None:
+    """Check the ``optimizer`` and ``scheduler`` of a training step.
+
+    Parameters
+    ----------
+    optimizer
+        The object passed as ``optimizer``.
+    scheduler
+        The object passed as ``scheduler``; it must schedule ``optimizer``.
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not a :class:`torch.optim.Optimizer` or
+        ``scheduler`` not a :class:`torch.optim.lr_scheduler.LRScheduler`.
+    ValueError
+        If ``scheduler`` schedules another optimiser.
+
+    Examples
+    --------
+    >>> optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    >>> check_optimizer_and_scheduler(optimizer, "warm-up")
+    Traceback (most recent call last):
+    ...
+    TypeError: scheduler must be a torch.optim.lr_scheduler.LRScheduler, got str
+    """
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(
+            "optimizer must be a torch.optim.Optimizer, got "
+            f"{type(optimizer).__name__}"
+        )
+    if not isinstance(scheduler, torch.optim.lr_scheduler.LRScheduler):
+        raise TypeError(
+            "scheduler must be a torch.optim.lr_scheduler.LRScheduler, "
+            f"got {type(scheduler).__name__}"
+        )
+    if scheduler.optimizer is not optimizer:
+        raise ValueError(
+            "scheduler must schedule the optimizer passed as optimizer, "
+            "got a scheduler of another optimizer"
         )

@@ -12,8 +12,9 @@ The module holds the task's data (:func:`format_date`, :func:`split_dates`,
 :func:`date_pairs`), its character vocabulary (:class:`CharVocab`,
 ``DATE_VOCAB``) and the experiment (:func:`train_date_model`): a small
 :class:`lessons_code.transformer.Transformer` trained with teacher forcing and
-a learning-rate warm-up, then scored by the exact match of its greedy
-decodings on dates it never saw, in any format.
+a learning-rate warm-up (each step is one :func:`teacher_forcing_step`), then
+scored by the exact match of its greedy decodings on dates it never saw, in
+any format.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from lessons_code._checks import (
     check_bool,
     check_int,
+    check_optimizer_and_scheduler,
     check_real,
 )
 from lessons_code.results import stored
@@ -39,7 +42,11 @@ from lessons_code.training import (
     warmup_inverse_sqrt,
     warmup_linear_decay,
 )
-from lessons_code.transformer import Transformer, greedy_decode
+from lessons_code.transformer import (
+    Transformer,
+    _check_tokens,
+    greedy_decode,
+)
 
 __all__ = [
     "DATE_VOCAB",
@@ -51,6 +58,7 @@ __all__ = [
     "date_pairs",
     "format_date",
     "split_dates",
+    "teacher_forcing_step",
     "train_date_model",
 ]
 
@@ -563,6 +571,120 @@ class DateExperiment:
     train_seconds: float
 
 
+def teacher_forcing_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    *,
+    pad_id: int,
+) -> float:
+    """Take one training step of an encoder-decoder with teacher forcing.
+
+    Each target is ``<s> y1 ... yT``, ``yT`` being the end token. The
+    decoder reads every token but the last, ``<s> y1 ... y(T-1)``, and is
+    scored on predicting every token but the first, ``y1 ... yT``: the
+    mean cross-entropy over the ``B * T`` predictions, those of padding
+    excepted. Then one update of ``optimizer`` and one step of
+    ``scheduler``. This is the body of the training loop of
+    :func:`train_date_model`.
+
+    Parameters
+    ----------
+    model
+        An encoder-decoder such as
+        :class:`lessons_code.transformer.Transformer`: ``model(src,
+        tgt_in)`` returns logits of shape ``(B, T, V)``. Put it in
+        training mode first.
+    optimizer
+        The optimiser of ``model``'s parameters.
+    scheduler
+        The learning-rate schedule of ``optimizer``; it is stepped after
+        the update.
+    src
+        Source token ids.
+    tgt
+        Target token ids, each row ``<s> y1 ... yT``, padded at the end
+        with ``pad_id``.
+    pad_id
+        The padding id: target positions that hold it do not count in the
+        loss.
+
+    Returns
+    -------
+    float
+        The loss of the batch, computed before the update.
+
+    Shape
+    -----
+    - ``src``: ``(B, S)``.
+    - ``tgt``: ``(B, T + 1)``, ``T >= 1``.
+
+    where ``B`` is the batch size, ``S`` the source length and ``T`` the
+    number of predictions per target.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a module, ``optimizer`` not an optimiser,
+        ``scheduler`` not a learning-rate scheduler, ``src`` or ``tgt`` not
+        an integer tensor, or ``pad_id`` not an integer.
+    ValueError
+        If ``scheduler`` schedules another optimiser, ``src`` or ``tgt`` is
+        not 2-D, they differ in batch size, ``tgt`` has fewer than 2
+        columns, or ``pad_id < 0``.
+
+    Examples
+    --------
+    >>> V = len(DATE_VOCAB)
+    >>> model = seeded(0, lambda: Transformer(V, V, 16, 2, 1, 1, 16))
+    >>> optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    >>> scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    >>> pairs = date_pairs([datetime.date(2026, 11, 30)])  # 4 formats
+    >>> src = DATE_VOCAB.encode_batch([source for source, _ in pairs])
+    >>> tgt = DATE_VOCAB.encode_batch([target for _, target in pairs], start=True, end=True)
+    >>> src.shape, tgt.shape
+    (torch.Size([4, 17]), torch.Size([4, 12]))
+    >>> losses = [
+    ...     teacher_forcing_step(model, optimizer, scheduler, src, tgt, pad_id=DATE_VOCAB.pad_id)
+    ...     for _ in range(20)
+    ... ]
+    >>> losses[-1] < losses[0] / 4
+    True
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(
+            f"model must be a torch.nn.Module, got {type(model).__name__}"
+        )
+    check_optimizer_and_scheduler(optimizer, scheduler)
+    src = _check_tokens(src, "src")
+    tgt = _check_tokens(tgt, "tgt")
+    if tgt.shape[1] < 2:
+        raise ValueError(
+            "tgt must have at least 2 columns (<s> and one more token), "
+            f"got shape {tuple(tgt.shape)}"
+        )
+    if src.shape[0] != tgt.shape[0]:
+        raise ValueError(
+            "tgt must have the batch size of src "
+            f"({src.shape[0]}), got shape {tuple(tgt.shape)}"
+        )
+    pad_id = check_int(pad_id, "pad_id", minimum=0)
+    # Teacher forcing: read <s> y1 ... y(T-1), predict y1 ... yT.
+    logits = model(src, tgt[:, :-1])  # (B, T, V)
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]),  # (B * T, V)
+        tgt[:, 1:].reshape(-1),  # (B * T,)
+        ignore_index=pad_id,  # padding is not a prediction
+    )
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    scheduler.step()  # the learning rate of the next step
+    return loss.item()
+
+
 @stored
 def train_date_model(
     seed: int = 0,
@@ -585,7 +707,8 @@ def train_date_model(
     with :func:`split_dates` (``num_test_dates`` held out). Every step draws
     ``batch_size`` training pairs (any training date, any format) and takes
     one Adam step (betas 0.9 and 0.98) on the cross-entropy of the next
-    target character given the previous ones (teacher forcing), the learning
+    target character given the previous ones (teacher forcing,
+    :func:`teacher_forcing_step`), the learning
     rate rising linearly to ``peak_lr`` over ``warmup_steps`` and then
     decaying: linearly to 0 at the last step
     (:func:`lessons_code.training.warmup_linear_decay`), or as
@@ -718,8 +841,6 @@ def train_date_model(
             warmup_inverse_sqrt, warmup_steps=warmup_steps
         )
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-    # mean over the target characters; padding (none here) would not count
-    loss_fn = nn.CrossEntropyLoss(ignore_index=vocab.pad_id)
     batches = torch.Generator().manual_seed(seed)
     losses = np.empty(steps)
     rates = np.empty(steps)
@@ -728,19 +849,16 @@ def train_date_model(
         rows = torch.randint(
             len(train_pairs), (batch_size,), generator=batches
         )
-        src, tgt = sources[rows], targets[rows]  # (B, S), (B, 12)
-        # teacher forcing: read <s> y1 ... y10, predict y1 ... y10 </s>
-        logits = model(src, tgt[:, :-1])  # (B, 11, V)
-        loss = loss_fn(
-            logits.reshape(-1, len(vocab)),  # (B * 11, V)
-            tgt[:, 1:].reshape(-1),  # (B * 11,)
-        )
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
         rates[step] = scheduler.get_last_lr()[0]
-        scheduler.step()
-        losses[step] = loss.item()
+        # (B, S) sources, (B, 12) targets; no target is padded
+        losses[step] = teacher_forcing_step(
+            model,
+            optimizer,
+            scheduler,
+            sources[rows],
+            targets[rows],
+            pad_id=vocab.pad_id,
+        )
     train_seconds = time.perf_counter() - began
     model.eval()
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from lessons_code._checks import (
@@ -33,6 +34,7 @@ from lessons_code._checks import (
     check_int,
     check_int_list,
     check_like,
+    check_optimizer_and_scheduler,
     check_real,
     check_tensor,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "DepthConfig",
     "DepthRun",
     "block_grad_norms",
+    "full_batch_step",
     "run_depth_grid",
     "train_deep_stack",
 ]
@@ -180,6 +183,101 @@ def block_grad_norms(encoder: Encoder) -> list[float]:
     return norms
 
 
+def full_batch_step(
+    model: DeepOrderClassifier,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    record_norms: bool = True,
+) -> tuple[float, list[float]]:
+    """Take one training step of the depth study, recording each block's gradient norm.
+
+    Clear the old gradients, compute the binary cross-entropy of the
+    logits ``model(x)`` against the labels ``y``, backpropagate, record
+    :func:`block_grad_norms` (the gradients the update is about to use),
+    then one update of ``optimizer`` and one step of ``scheduler``. This
+    is the body of the training loop of :func:`train_deep_stack`.
+
+    Parameters
+    ----------
+    model
+        The classifier, in training mode.
+    optimizer
+        The optimiser of ``model``'s parameters.
+    scheduler
+        The learning-rate schedule of ``optimizer``; it is stepped after
+        the update.
+    x
+        Input sequences.
+    y
+        Labels, 0.0 or 1.0, of the dtype of ``x``.
+    record_norms
+        Compute the gradient norms; ``False`` returns an empty list instead.
+
+    Returns
+    -------
+    loss : float
+        The loss of the batch, computed before the update.
+    norms : list of float
+        The gradient norm of each block, block 1 (next to the input) first,
+        before the update.
+
+    Shape
+    -----
+    - ``x``: ``(B, T, D)``.
+    - ``y``: ``(B,)``.
+
+    where ``B`` is the batch size, ``T`` the sequence length and ``D`` the
+    model's width.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a :class:`DeepOrderClassifier`, ``optimizer``
+        not an optimiser, ``scheduler`` not a learning-rate scheduler,
+        ``x`` or ``y`` not a floating-point tensor, or ``record_norms`` not
+        a bool.
+    ValueError
+        If ``scheduler`` schedules another optimiser, ``x`` is not
+        ``(B, T, D)`` or ``y`` not ``(B,)``.
+
+    Examples
+    --------
+    >>> model = seeded(0, lambda: DeepOrderClassifier(num_layers=3))
+    >>> optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    >>> scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    >>> x = torch.randn(8, 5, 16, generator=torch.Generator().manual_seed(0))
+    >>> y = torch.tensor([0.0, 1.0] * 4)
+    >>> loss, norms = full_batch_step(model, optimizer, scheduler, x, y)
+    >>> len(norms), all(norm > 0 for norm in norms)
+    (3, True)
+    """
+    if not isinstance(model, DeepOrderClassifier):
+        raise TypeError(
+            "model must be a DeepOrderClassifier, got "
+            f"{type(model).__name__}"
+        )
+    check_optimizer_and_scheduler(optimizer, scheduler)
+    x = check_tensor(x, "x", ndim=3, last_dim=model.d_model)
+    y = check_tensor(y, "y", ndim=1)
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"y must have shape ({x.shape[0]},), one label per sequence "
+            f"of x, got shape {tuple(y.shape)}"
+        )
+    check_like(y, "y", like=x, like_name="x")
+    record_norms = check_bool(record_norms, "record_norms")
+    optimizer.zero_grad()
+    loss = F.binary_cross_entropy_with_logits(model(x), y)
+    loss.backward()
+    norms = block_grad_norms(model.encoder) if record_norms else []
+    optimizer.step()
+    scheduler.step()  # the learning rate of the next update
+    return loss.detach().item(), norms
+
+
 @dataclass
 class DepthRun:
     """The record of one :func:`train_deep_stack` run.
@@ -260,6 +358,7 @@ def train_deep_stack(
     (counted from 0) uses ``lr * min(1, (s + 1) / W)``; with ``W = 0`` it is
     ``lr`` throughout. Gradient norms per block are recorded at step 0 (the
     initialisation, before any update) and every ``record_every`` steps.
+    Each update is one :func:`full_batch_step`.
 
     Parameters
     ----------
@@ -332,7 +431,6 @@ def train_deep_stack(
         return min(1.0, (s + 1) / warmup_steps) if warmup_steps else 1.0
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-    loss_fn = nn.BCEWithLogitsLoss()
 
     losses: list[float] = []
     learning_rates: list[float] = []
@@ -341,16 +439,20 @@ def train_deep_stack(
     start = time.perf_counter()
     model.train()
     for step in range(steps):
-        optimizer.zero_grad()
-        loss = loss_fn(model(x_train), y_train)
-        loss.backward()
-        if step % record_every == 0:
-            grad_norm_steps.append(step)
-            grad_norms.append(block_grad_norms(model.encoder))
+        record = step % record_every == 0
         learning_rates.append(optimizer.param_groups[0]["lr"])
-        optimizer.step()
-        schedule.step()
-        losses.append(loss.detach().item())
+        loss, norms = full_batch_step(
+            model,
+            optimizer,
+            schedule,
+            x_train,
+            y_train,
+            record_norms=record,
+        )
+        losses.append(loss)
+        if record:
+            grad_norm_steps.append(step)
+            grad_norms.append(norms)
     seconds = time.perf_counter() - start
 
     model.eval()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import pickle
 
 import numpy as np
@@ -19,8 +20,10 @@ from lessons_code.dates import (
     date_pairs,
     format_date,
     split_dates,
+    teacher_forcing_step,
     train_date_model,
 )
+from lessons_code.training import seeded, warmup_linear_decay
 from lessons_code.transformer import Transformer
 
 # A model small enough to train a few steps in well under a second.
@@ -257,3 +260,116 @@ def test_training_errors() -> None:
         train_date_model(0, **TINY, positional=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
         train_date_model(0, **{**TINY, "batch_size": 0})
+
+
+# -- one training step --------------------------------------------------------------
+
+
+def _tiny_model(seed: int = 0) -> Transformer:
+    V = len(DATE_VOCAB)
+    return seeded(seed, lambda: Transformer(V, V, 16, 2, 1, 1, 16, pad_id=DATE_VOCAB.pad_id))
+
+
+def _constant_schedule(
+    model: torch.nn.Module, lr: float = 0.01
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+
+
+def _batch(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    pairs = date_pairs([datetime.date(2001, 2, 3)], styles=["us", "long"])
+    src = DATE_VOCAB.encode_batch([source for source, _ in pairs])
+    tgt = DATE_VOCAB.encode_batch(texts, start=True, end=True)
+    return src, tgt
+
+
+def test_train_date_model_is_a_loop_of_teacher_forcing_steps() -> None:
+    # The same run by hand: split, data, model, optimiser, schedule and
+    # batches as train_date_model makes them, every step one call.
+    run = train_date_model(2, **TINY)
+    train_dates, _ = split_dates(TINY["num_test_dates"], 2)
+    pairs = date_pairs(train_dates)
+    sources = DATE_VOCAB.encode_batch([src for src, _ in pairs])
+    targets = DATE_VOCAB.encode_batch([tgt for _, tgt in pairs], start=True, end=True)
+    V, sizes = len(DATE_VOCAB), (16, 2, 1, 1, 16)
+    model = seeded(2, lambda: Transformer(V, V, *sizes, pad_id=DATE_VOCAB.pad_id))
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98), eps=1e-9)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: warmup_linear_decay(s, warmup_steps=5, total_steps=30)
+    )
+    batches = torch.Generator().manual_seed(2)
+    losses = []
+    model.train()
+    for _ in range(TINY["steps"]):
+        rows = torch.randint(len(pairs), (TINY["batch_size"],), generator=batches)
+        losses.append(
+            teacher_forcing_step(
+                model, optimizer, scheduler, sources[rows], targets[rows], pad_id=0
+            )
+        )
+    np.testing.assert_array_equal(run.losses, np.array(losses))  # bit for bit
+    for name, value in run.model.state_dict().items():
+        assert torch.equal(value, model.state_dict()[name]), name
+
+
+def test_teacher_forcing_step_is_the_shifted_cross_entropy_without_padding() -> None:
+    model = _tiny_model()
+    optimizer, scheduler = _constant_schedule(model)
+    # the second target is shorter: its last column is padding
+    src, tgt = _batch(["2001-02-03", "2001-02-3"])
+    assert tgt[1, -1] == DATE_VOCAB.pad_id
+    before = {name: value.clone() for name, value in model.state_dict().items()}
+    with torch.no_grad():
+        log_p = model(src, tgt[:, :-1]).log_softmax(dim=-1)  # (2, 11, V)
+    picked = log_p.gather(-1, tgt[:, 1:, None])[..., 0]  # (2, 11)
+    real = tgt[:, 1:] != DATE_VOCAB.pad_id
+    expected = -picked[real].mean()
+
+    loss = teacher_forcing_step(model, optimizer, scheduler, src, tgt, pad_id=DATE_VOCAB.pad_id)
+    assert isinstance(loss, float)
+    assert loss == pytest.approx(float(expected), rel=1e-6)
+    assert real.sum() == 21  # 11 + 10 predictions count, the padding does not
+    assert scheduler.last_epoch == 1  # the schedule moved on
+    changed = [not torch.equal(value, before[name]) for name, value in model.state_dict().items()]
+    assert any(changed)  # the update happened
+
+
+def test_teacher_forcing_step_errors() -> None:
+    model = _tiny_model()
+    optimizer, scheduler = _constant_schedule(model)
+    src, tgt = _batch(["2001-02-03", "2001-02-03"])
+    _, other_scheduler = _constant_schedule(_tiny_model(1))
+
+    step = functools.partial(
+        teacher_forcing_step,
+        model=model,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        src=src,
+        tgt=tgt,
+        pad_id=0,
+    )  # each check below replaces one argument
+
+    with pytest.raises(TypeError, match=r"model must be a torch\.nn\.Module"):
+        step(model=lambda src, tgt: src)
+    with pytest.raises(TypeError, match=r"optimizer must be a torch\.optim\.Optimizer"):
+        step(optimizer="adam")
+    with pytest.raises(TypeError, match=r"scheduler must be a torch\.optim\.lr_scheduler"):
+        step(scheduler=None)
+    with pytest.raises(ValueError, match="scheduler must schedule the optimizer"):
+        step(scheduler=other_scheduler)
+    with pytest.raises(TypeError, match=r"src must be a torch\.Tensor of token ids"):
+        step(src=src.tolist())
+    with pytest.raises(TypeError, match="tgt must have an integer dtype"):
+        step(tgt=tgt.float())
+    with pytest.raises(ValueError, match=r"tgt must have shape \(B, T\)"):
+        step(tgt=tgt[0])
+    with pytest.raises(ValueError, match="tgt must have at least 2 columns"):
+        step(tgt=tgt[:, :1])
+    with pytest.raises(ValueError, match=r"tgt must have the batch size of src \(2\)"):
+        step(tgt=tgt[:1])
+    with pytest.raises(ValueError, match="pad_id must be an integer >= 0"):
+        step(pad_id=-1)
+    with pytest.raises(TypeError, match="pad_id must be an integer"):
+        step(pad_id=0.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
@@ -11,9 +13,12 @@ from lessons_code.depth import (
     DeepOrderClassifier,
     DepthConfig,
     block_grad_norms,
+    full_batch_step,
     run_depth_grid,
     train_deep_stack,
 )
+from lessons_code.order_task import make_order_splits
+from lessons_code.training import seeded
 
 
 def test_block_grad_norms_match_a_direct_computation() -> None:
@@ -177,3 +182,80 @@ def test_grid_and_config_errors() -> None:
         DepthConfig("x", norm_first=True, lr=0.0)
     with pytest.raises(ValueError, match="warmup_steps must be an integer >= 0"):
         DepthConfig("x", norm_first=True, lr=0.01, warmup_steps=-2)
+
+
+# -- one training step --------------------------------------------------------------
+
+
+def test_train_deep_stack_is_a_loop_of_full_batch_steps() -> None:
+    # The same run by hand, as train_deep_stack sets it up, every update one call.
+    run = train_deep_stack(False, num_layers=3, seed=1, steps=12, warmup_steps=4, record_every=5)
+    data = make_order_splits(8, n_train=64)
+    model = seeded(1, lambda: DeepOrderClassifier(3, False))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, foreach=True)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 4))
+    losses, norms_at = [], {}
+    model.train()
+    for step in range(12):
+        loss, norms = full_batch_step(
+            model, optimizer, scheduler, data.x_train, data.y_train, record_norms=step % 5 == 0
+        )
+        losses.append(loss)
+        if norms:
+            norms_at[step] = norms
+    assert run.losses == losses  # bit for bit
+    assert run.grad_norm_steps == list(norms_at) == [0, 5, 10]
+    assert run.grad_norms == list(norms_at.values())
+
+
+def test_full_batch_step_records_the_gradients_it_updates_with() -> None:
+    model = seeded(0, lambda: DeepOrderClassifier(num_layers=2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.5**s)
+    x, y = torch.randn(6, 5, 16), torch.tensor([0.0, 1.0, 1.0, 0.0, 1.0, 0.0])
+    blocks = model.encoder.layers
+    before = [[p.detach().clone() for p in block.parameters()] for block in blocks]
+    with torch.no_grad():
+        expected = torch.nn.BCEWithLogitsLoss()(model(x), y)
+    loss, norms = full_batch_step(model, optimizer, scheduler, x, y)
+    assert loss == pytest.approx(float(expected), rel=1e-6)
+    # plain SGD moved each parameter by -0.1 times its gradient, the one recorded
+    for block, start, norm in zip(blocks, before, norms, strict=True):
+        steps = [(b - p.detach()).flatten() for p, b in zip(block.parameters(), start, strict=True)]
+        assert norm == pytest.approx(float(torch.cat(steps).norm()) / 0.1, rel=1e-3)
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.05)  # the schedule moved on
+    _, none = full_batch_step(model, optimizer, scheduler, x, y, record_norms=False)
+    assert none == []
+
+
+def test_full_batch_step_errors() -> None:
+    model = seeded(0, lambda: DeepOrderClassifier(num_layers=2))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    other = torch.optim.Adam(model.parameters(), lr=0.01)
+    x, y = torch.randn(4, 5, 16), torch.tensor([0.0, 1.0, 1.0, 0.0])
+
+    step = functools.partial(
+        full_batch_step, model=model, optimizer=optimizer, scheduler=scheduler, x=x, y=y
+    )  # each check below replaces one argument
+
+    with pytest.raises(TypeError, match="model must be a DeepOrderClassifier"):
+        step(model=torch.nn.Linear(16, 1))
+    with pytest.raises(TypeError, match=r"optimizer must be a torch\.optim\.Optimizer"):
+        step(optimizer=None)
+    with pytest.raises(TypeError, match=r"scheduler must be a torch\.optim\.lr_scheduler"):
+        step(scheduler="linear")
+    with pytest.raises(ValueError, match="scheduler must schedule the optimizer"):
+        step(scheduler=torch.optim.lr_scheduler.LambdaLR(other, lambda s: 1.0))
+    with pytest.raises(ValueError, match="x must have 3 dimensions"):
+        step(x=x[0])
+    with pytest.raises(ValueError, match="x must have last dimension 16"):
+        step(x=torch.randn(4, 5, 8))
+    with pytest.raises(TypeError, match="y must have a floating-point dtype"):
+        step(y=y.long())
+    with pytest.raises(ValueError, match=r"y must have shape \(4,\)"):
+        step(y=y[:3])
+    with pytest.raises(TypeError, match="y must have the dtype of x"):
+        step(y=y.double())
+    with pytest.raises(TypeError, match="record_norms must be a bool"):
+        step(record_norms=1)
