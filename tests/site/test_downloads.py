@@ -313,7 +313,9 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
     page = read_myst_markdown_notebook(source)
     # The page's listings of functions and classes are code cells of the notebook too.
-    listings = {"\n".join(listing_lines(q)[1]) for q in re.findall(r"```\{listing\}\s+(\S+)", source)}
+    listings = {
+        "\n".join(listing_lines(q)[1]) for q in re.findall(r"```\{listing\}\s+(\S+)", source)
+    }
     after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
     visible: list[tuple[int, str]] = []
     last = -1
