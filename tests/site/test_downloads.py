@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from myst_nb.core.read import read_myst_markdown_notebook
-from site_support import DOCS, LESSON_SOURCES, ROOT, BuildResult
+from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
 
 from book_tools import BUILD_ENV
 
@@ -313,9 +313,7 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
     page = read_myst_markdown_notebook(source)
     # The page's listings of functions and classes are code cells of the notebook too.
-    listings = {
-        "\n".join(listing_lines(q)[1]) for q in re.findall(r"```\{listing\}\s+(\S+)", source)
-    }
+    listings = {"\n".join(listing_lines(q)[1]) for q in LISTING.findall(source)}
     after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
     visible: list[tuple[int, str]] = []
     last = -1
