@@ -51,6 +51,7 @@ extensions = [
     "api_layout",
     "provenance",
     "claims",
+    "prose_checks",
     "reader_wheel",
     "reproducible",
     "lesson_notebooks",

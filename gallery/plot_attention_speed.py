@@ -119,7 +119,8 @@ for T in (64, 256, 1024):
 times = pd.DataFrame(rows).set_index("T")  # one column per implementation
 table = times.T.round(3)  # one row per implementation, one column per T
 table.columns = [f"T = {T}" for T in table.columns]
-table.rename_axis(f"ms per call ({device.type}, {threads} threads)")
+thread_count = "1 thread" if threads == 1 else f"{threads} threads"
+table.rename_axis(f"ms per call ({device.type}, {thread_count})")
 
 # %%
 # The same numbers as a plot

@@ -16,6 +16,18 @@ and compares each one with its expectation in ``docs/claims/<page>.toml``
 A value outside its range, a glued value with no expectation, or an expectation
 whose value was never glued is reported as a warning on the page (and the build
 treats warnings as errors), so the text can never silently contradict the code.
+
+Two more rules keep the printed digits honest:
+
+* **A bound is rounded the safe way.** A value the prose pastes after "at
+  least", "at most", "within", "fewer than", ... is a bound, and rounding it
+  to the nearest digit can break it (0.248 printed as "at least 0.25"). Its
+  expectation says which bound it is, ``bound = "at least"`` or ``"at most"``,
+  matching the words before it; the page glues it already rounded, with
+  :func:`at_least` or :func:`at_most` and the format the prose prints it with,
+  so that the format prints the glued value exactly.
+* **One value, one format.** A page pastes each glued value with one format,
+  so that a quantity shown twice reads the same twice.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import json
 import math
 import re
 import tomllib
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +97,130 @@ def problems(value_text: str, expected: dict[str, Any]) -> str | None:
     return None
 
 
+# -- bounds and formats ----------------------------------------------------------
+
+
+def _rounded(value: float, spec: str, rounding: str) -> float:
+    match = re.fullmatch(r"\.(\d+)([eEfF])", spec)
+    if match is None:
+        raise ValueError(f"spec: expected a format such as '.2f' or '.1e', got {spec!r}")
+    digits, kind = int(match.group(1)), match.group(2).lower()
+    exact = Decimal(repr(float(value)))  # the shortest decimal that is the float
+    step = Decimal(1).scaleb(-digits)
+    if kind == "f" or exact == 0:
+        return float(exact.quantize(step, rounding=rounding))
+    power = exact.adjusted()
+    return float(exact.scaleb(-power).quantize(step, rounding=rounding).scaleb(power))
+
+
+def at_least(value: float, spec: str) -> float:
+    """``value`` rounded down to the digits ``format(_, spec)`` prints.
+
+    The result is a lower bound of ``value`` that the format prints exactly:
+    ``at_least(0.2479, ".2f")`` is 0.24, where ``format(0.2479, ".2f")`` says 0.25.
+    """
+    return _rounded(value, spec, ROUND_FLOOR)
+
+
+def at_most(value: float, spec: str) -> float:
+    """``value`` rounded up to the digits ``format(_, spec)`` prints (see :func:`at_least`)."""
+    return _rounded(value, spec, ROUND_CEILING)
+
+
+_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
+# Words before a pasted value that make it a bound, longest first.
+BOUND_WORDS = {
+    "no more than": "at most",
+    "no fewer than": "at least",
+    "no less than": "at least",
+    "at most": "at most",
+    "within": "at most",
+    "up to": "at most",
+    "below": "at most",
+    "less than": "at most",
+    "fewer than": "at most",
+    "smaller than": "at most",
+    "at least": "at least",
+    "more than": "at least",
+    "above": "at least",
+    "greater than": "at least",
+    "larger than": "at least",
+    "between": "at least",
+}
+
+
+def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
+    """(key, format, line, bound) for every ``{glue:text}`` role in ``source``.
+
+    ``bound`` is what the words just before the role make of the value ("at
+    least", "at most") or None; in "between a and b", b is "at most".
+    """
+    found = []
+    for paragraph in re.finditer(r"(?:[^\n]+\n?)+", source):
+        text = paragraph.group(0)
+        first_line = source.count("\n", 0, paragraph.start()) + 1
+        for role in _ROLE.finditer(text):
+            before = _ROLE.sub(" N ", text[: role.start()])
+            before = re.sub(r"[*_`]", "", before)
+            before = re.sub(r"[(\[{]", " ", before)
+            before = " ".join(before.lower().split())
+            bound = next(
+                (kind for words, kind in BOUND_WORDS.items() if before.endswith(f" {words}")),
+                None,
+            )
+            if re.search(r"\b(?:adds?|sums?|amounts?) up to$", before):
+                bound = None  # a total, not a bound
+            if bound is None and re.search(r"\bbetween n(?: %)? and$", before):
+                bound = "at most"
+            line = first_line + text.count("\n", 0, role.start())
+            found.append((role.group(1).strip(), role.group(2) or "", line, bound))
+    return found
+
+
+def format_problems(
+    source: str, glued: dict[str, str], wanted: dict[str, dict[str, Any]]
+) -> list[tuple[int, str]]:
+    """(line, why) for every bound and format rule that ``source`` breaks."""
+    from myst_nb.core.variables import format_plain_text
+
+    found = []
+    formats: dict[str, str] = {}
+    for key, spec, line, bound in pasted_values(source):
+        if formats.setdefault(key, spec) != spec:
+            found.append(
+                (
+                    line,
+                    f"{key!r} is pasted as {spec!r} here and as {formats[key]!r} before: "
+                    "a quantity shown twice is shown one way",
+                )
+            )
+        declared = wanted.get(key, {}).get("bound")
+        if bound is not None and declared != bound:
+            found.append(
+                (
+                    line,
+                    f"{key!r} follows words that make it a bound ({bound}); its "
+                    f"expectation must say bound = {bound!r} (it says {declared!r})",
+                )
+            )
+        if (bound or declared) and key in glued and spec:
+            shown = format_plain_text(glued[key], spec)
+            try:
+                exact = float(shown.rstrip("%")) == float(glued[key])
+            except ValueError:
+                exact = False
+            if not exact:
+                helper = "at_least" if (bound or declared) == "at least" else "at_most"
+                found.append(
+                    (
+                        line,
+                        f"{key!r} is a bound printed as {shown} but glued as {glued[key]}: "
+                        f"glue claims.{helper}(value, {spec!r}) so the rounding keeps it true",
+                    )
+                )
+    return found
+
+
 def check_claims(app: Sphinx, exception: BaseException | None) -> None:
     """Compare every page's glued values with ``claims/*.toml``, on every build."""
     if exception is not None:
@@ -120,6 +257,11 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
                     location=docname,
                     type="claims",
                 )
+        source = Path(env.doc2path(docname))
+        if wanted and source.suffix == ".md":
+            text = source.read_text(encoding="utf-8")
+            for line, why in format_problems(text, glued, wanted):
+                logger.warning(f"claims: {why}", location=(docname, line), type="claims")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

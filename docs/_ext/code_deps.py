@@ -153,6 +153,17 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = text[:cut] + cell + text[cut:]
 
 
+def lines_added(app: Sphinx, docname: str) -> int:
+    """How many lines :func:`on_source_read` put before the body of ``docname``.
+
+    A doctree's line numbers count them; subtract them to name a line of the file.
+    """
+    page = Path(app.env.doc2path(docname))
+    if page.suffix != ".md" or not _NOTEBOOK_MARKER.search(page.read_text(encoding="utf-8")):
+        return 0
+    return FIRST_CELL.format(digest="", setup=setup_code(page)).count("\n")
+
+
 def _report_path(app: Sphinx) -> Path:
     return Path(app.outdir).parent / "execution.json"
 

@@ -98,3 +98,75 @@ def test_malformed_math_names_its_page_and_line(tmp_path: Path) -> None:
     code, output = build(docs)
     assert code != 0
     assert re.search(r"bad_math\.md:\d+: cannot typeset", output), output[-4000:]
+
+
+def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) -> None:
+    lines = [
+        "# Text defects",
+        "",
+        "## The cost: $O(T^2)$",
+        "",
+        "```{code-cell} ipython3",
+        ":tags: [remove-cell]",
+        "",
+        "from claims import at_least",
+        "from myst_nb import glue",
+        "",
+        "glue('diff', 0.0, display=False)",
+        "glue('params', 1088, display=False)",
+        "glue('gap', 0.248, display=False)",
+        "glue('share', at_least(0.2479, '.2f'), display=False)",
+        "glue('width', 3.14159, display=False)",
+        "```",
+        "",
+        "The outputs differ by {glue:text}`diff:.2e`, and both hold",
+        "{glue:text}`params` for ours and {glue:text}`params` for theirs.",
+        "",
+        "Any two heads differ by at least {glue:text}`gap:.2f`, and every run",
+        "keeps at least {glue:text}`share:.2f` of it. The width is",
+        "{glue:text}`width:.2f` here and {glue:text}`width:.3f` there.",
+        "",
+        "A sentence wrapped so that its next line begins with a percent sign: 92.2",
+        "% of the clause is lost.",
+        "",
+        "The table has 1 distinct total.",
+    ]
+    page = NOTEBOOK_HEADER + "\n".join(lines) + "\n"
+    docs = make_book(tmp_path, {"prose": page}, {"plot_good.py": GOOD_EXAMPLE})
+    claims = {
+        "diff": "equals = 0.0",
+        "params": "equals = 1088",
+        "gap": "max = 1.0",
+        "share": 'bound = "at least"',
+        "width": "max = 4.0",
+    }
+    (docs / "claims" / "prose.toml").write_text(
+        "".join(f'[{key}]\nwhat = "{key}"\n{rule}\n\n' for key, rule in claims.items()),
+        encoding="utf-8",
+    )
+    code, output = build(docs)
+    assert code != 0
+
+    def line_of(text: str) -> int:
+        return NOTEBOOK_HEADER.count("\n") + lines.index(text) + 1
+
+    comment = line_of("% of the clause is lost.")
+    zero = line_of("The outputs differ by {glue:text}`diff:.2e`, and both hold")
+    one = line_of("The table has 1 distinct total.")
+    gap = line_of("Any two heads differ by at least {glue:text}`gap:.2f`, and every run")
+    width = line_of("{glue:text}`width:.2f` here and {glue:text}`width:.3f` there.")
+    expected = [
+        rf"prose\.md:{comment}: WARNING: a line of this paragraph starts with '%'",
+        r"prose\.md:\d+: WARNING: prose: the heading 'The cost: O\(T\^2\)' contains math",
+        rf"prose\.md:{zero}: WARNING: prose: pasted value '0\.00e\+00' is zero",
+        rf"prose\.md:{zero}: WARNING: prose: 'The outputs differ by 0\.00e\+00': an exact zero",
+        rf"prose\.md:{zero}: WARNING: prose: '1088' twice in one clause",
+        rf"prose\.md:{one}: WARNING: prose: '1 distinct total': write 'one'",
+        rf"prose\.md:{gap}: WARNING: claims: 'gap' follows words that make it a bound \(at least\)",
+        rf"prose\.md:{gap}: WARNING: claims: 'gap' is a bound printed as 0\.25 but glued as 0\.248",
+        rf"prose\.md:{width}: WARNING: claims: 'width' is pasted as '\.3f' here",
+    ]
+    missing = [pattern for pattern in expected if not re.search(pattern, output)]
+    assert missing == [], output[-6000:]
+    # The bound glued with at_least, declared and printed exactly, passes.
+    assert "'share'" not in output

@@ -13,7 +13,7 @@ import pytest
 from site_support import DOCS, BuildResult
 
 sys.path.insert(0, str(DOCS / "_ext"))
-from claims import glued_values, load_expectations, problems
+from claims import at_least, at_most, glued_values, load_expectations, pasted_values, problems
 
 EXPECTATIONS = load_expectations(DOCS / "claims")
 CASES = [
@@ -58,3 +58,46 @@ def test_every_glued_value_has_an_expectation(built_site: BuildResult) -> None:
 )
 def test_checker_tells_broken_claims_apart(value: str, expected: dict, broken: bool) -> None:
     assert (problems(value, expected) is not None) is broken
+
+
+@pytest.mark.parametrize(
+    ("value", "spec", "low", "high"),
+    [
+        (0.2479, ".2f", 0.24, 0.25),
+        (0.112, ".2f", 0.11, 0.12),
+        (98.47, ".1f", 98.4, 98.5),
+        (7.450580596923828e-08, ".2e", 7.45e-08, 7.46e-08),
+        (0.248, ".3f", 0.248, 0.248),
+        (0.0, ".1e", 0.0, 0.0),
+    ],
+)
+def test_bounds_round_the_safe_way_and_print_exactly(
+    value: float, spec: str, low: float, high: float
+) -> None:
+    assert (at_least(value, spec), at_most(value, spec)) == (low, high)
+    for bound in (low, high):
+        assert float(format(bound, spec)) == bound
+
+
+@pytest.mark.parametrize(
+    ("sentence", "bound"),
+    [
+        ("They differ by at most {glue:text}`x:.2f`.", "at most"),
+        ("Every weight lies within {glue:text}`x:.2f` of 1/5.", "at most"),
+        ("It keeps (up to {glue:text}`x:.1e`) its sum.", "at most"),
+        ("Every seed scores at least {glue:text}`x:.1f` %.", "at least"),
+        ("It is no more than {glue:text}`x:.1f`.", "at most"),
+        ("The exponentials add up to {glue:text}`x:.3f`.", None),
+        ("The largest difference is {glue:text}`x:.1e`.", None),
+    ],
+)
+def test_words_before_a_pasted_value_make_it_a_bound(sentence: str, bound: str | None) -> None:
+    assert pasted_values(sentence)[0][3] == bound
+
+
+def test_the_second_value_of_between_is_an_upper_bound() -> None:
+    found = pasted_values("Weights lie between {glue:text}`a:.3f` and\n{glue:text}`b:.3f`.")
+    assert [(key, line, bound) for key, _, line, bound in found] == [
+        ("a", 1, "at least"),
+        ("b", 2, "at most"),
+    ]

@@ -1,0 +1,213 @@
+"""Fail the build on the kinds of text defect a reader has met in the book.
+
+Each check below guards one kind of defect, everywhere, rather than one
+sentence that once had it. A finding is a warning naming the page and line,
+and the build turns warnings into errors.
+
+* **Text lost to the markup.** MyST reads a line that starts with ``%`` as a
+  comment, even in the middle of a paragraph, and drops it: a sentence wrapped
+  so that a line begins with "% of ..." loses its clause without a trace. The
+  sources are parsed with MyST's own Markdown parser and a comment that
+  continues a paragraph is reported.
+* **Math in headings.** A heading's text becomes a PDF bookmark, a search
+  result and a browser tab title, where a formula turns into spaced letters.
+  Headings are plain words (Unicode such as T² is fine).
+* **Template sentences that read wrong for their value.** A zero written as
+  ``0.00e+00`` or pasted after "at most", a count of one followed by a plural
+  ("1 threads"), and the same pasted value twice in one clause ("1088 for ours
+  and 1088 for PyTorch's") all come from a sentence written for other values.
+  The page says what the value means instead ("exactly equal", "one", "both"),
+  and the value stays glued and claimed.
+
+Bounds and the format of each glued value are checked by :mod:`claims`, which
+knows the glued values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from code_deps import lines_added
+from docutils import nodes
+from sphinx.util import logging
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sphinx.application import Sphinx
+
+logger = logging.getLogger(__name__)
+
+# -- text lost to the markup ----------------------------------------------------
+
+
+def comments_inside_paragraphs(text: str) -> list[int]:
+    """1-based lines of ``%`` comments that continue a paragraph of ``text``.
+
+    The text is tokenised by MyST's own parser, so code blocks, directives and
+    comments that stand on their own (after a blank line) are left alone.
+    """
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+    from myst_parser.parsers.mdit import create_md_parser
+
+    parser = create_md_parser(MdParserConfig(), DocutilsRenderer)
+    lines = []
+    paragraph_end = -1
+    for token in parser.parse(text):
+        if token.type == "paragraph_open" and token.map:
+            paragraph_end = token.map[1]
+        elif token.type == "myst_line_comment" and token.map and token.map[0] == paragraph_end:
+            lines.append(token.map[0] + 1)
+    return lines
+
+
+def check_comments(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Report a comment line that would cut a paragraph of a Markdown page."""
+    page = Path(app.env.doc2path(docname))
+    if page.suffix != ".md":
+        return
+    for line in comments_inside_paragraphs(page.read_text(encoding="utf-8")):
+        logger.warning(
+            "a line of this paragraph starts with '%', which MyST reads as a comment "
+            "and drops from the page; rewrap the paragraph",
+            location=(docname, line),
+            type="prose",
+        )
+
+
+# -- what the reader reads ------------------------------------------------------
+
+# A zero in scientific notation ("0.00e+00") is always a template's output: an
+# exact zero is written in words, or as 0.
+ZERO_IN_E_NOTATION = re.compile(r"(?<![\d.])0\.0*e[+-]?0+\b")
+# The count nouns of the book after the number one: "1 threads", "1 distinct total".
+COUNT_NOUNS = (
+    "blocks|characters|columns|configurations|cores|dates|epochs|errors|examples|formats|"
+    "heads|layers|models|pairs|parameters|positions|rows|runs|seeds|sequences|steps|threads|"
+    "times|tokens|totals|updates|values|words"
+)
+ONE_WITH_PLURAL = re.compile(
+    rf"(?<![\d.,\-])\b1 (?:(?:distinct|other|more) \w+|(?:{COUNT_NOUNS}))\b"
+)
+# The same pasted value twice, a few words apart, joined by "and": "1088 for ours
+# and 1088 for PyTorch's" is "both 1088".
+SAME_VALUE_GAP = 30
+
+_CODE = (nodes.literal_block, nodes.literal, nodes.math, nodes.math_block)
+
+
+def _is_output(node: nodes.Node | None) -> bool:
+    """Whether ``node`` lies in what a code cell or an example printed."""
+    while node is not None:
+        classes: list[str] = node.get("classes", []) if isinstance(node, nodes.Element) else []
+        if "cell_output" in classes or any(c.startswith("sphx-glr-script-out") for c in classes):
+            return True
+        node = node.parent
+    return False
+
+
+def _in_code(node: nodes.Node) -> bool:
+    """Whether ``node`` lies in code or math (its own node included)."""
+    while node is not None:
+        if isinstance(node, _CODE):
+            return True
+        node = node.parent
+    return False
+
+
+def rendered_text(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str, bool]]:
+    """(block, its text, whether it is printed output) for every block of text.
+
+    Prose, captions and table cells give their words without inline code and
+    math; what a cell or an example printed gives all its text, a table it
+    displayed (raw HTML) without the tags. Code a reader types is left out.
+    """
+    for block in doctree.findall(nodes.Element):
+        output = _is_output(block)
+        if isinstance(block, nodes.raw):  # a table a cell or an example displayed
+            if "html" in block.get("format", ""):
+                yield block, re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", block.astext())), True
+            continue
+        if isinstance(block, nodes.literal_block):
+            if output:
+                yield block, re.sub(r"\s+", " ", block.astext()), True
+            continue
+        if not isinstance(block, nodes.TextElement) or isinstance(block, nodes.Inline):
+            continue
+        if _in_code(block):
+            continue
+        words = [t.astext() for t in block.findall(nodes.Text) if not _in_code(t)]
+        yield block, re.sub(r"\s+", " ", "".join(words)), output
+
+
+def template_sentences(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str]]:
+    """(block, why) for every sentence that reads wrong for the value it got."""
+    for block, text, output in rendered_text(doctree):
+        for match in ONE_WITH_PLURAL.finditer(text):
+            yield block, f"{match.group(0)!r}: write 'one' and the singular"
+        if not output:
+            for match in ZERO_IN_E_NOTATION.finditer(text):
+                start = max(match.start() - 40, 0)
+                yield (
+                    block,
+                    (
+                        f"{text[start : match.end()]!r}: an exact zero is written in words "
+                        "('exactly equal', 'no change')"
+                    ),
+                )
+    for block in doctree.findall(nodes.paragraph):
+        pasted = [n for n in block.findall(nodes.inline) if "pasted-text" in n["classes"]]
+        for node in pasted:
+            value = node.astext().strip()
+            try:
+                zero = float(value.rstrip("%").strip()) == 0
+            except ValueError:
+                zero = False
+            if zero:
+                yield block, f"pasted value {value!r} is zero: say what a zero means in words"
+        text = block.astext()
+        for first, second in itertools.pairwise(pasted):
+            value = first.astext()
+            if value != second.astext():
+                continue
+            start = text.find(value)
+            between = text[start + len(value) : text.find(value, start + len(value))]
+            if len(between) <= SAME_VALUE_GAP and re.search(r"\band\b", between):
+                yield block, f"{value!r} twice in one clause: say 'both {value}'"
+
+
+def math_in_titles(doctree: nodes.Node) -> Iterator[nodes.title]:
+    """Headings that contain a formula."""
+    for title in doctree.findall(nodes.title):
+        if any(True for _ in title.findall(nodes.math)):
+            yield title
+
+
+def check_doctree(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Report template sentences and math in headings on a written page."""
+    shift = lines_added(app, docname)
+
+    def where(node: nodes.Node) -> tuple[str, int | None]:
+        return docname, node.line - shift if node.line else None
+
+    for block, why in template_sentences(doctree):
+        logger.warning(f"prose: {why}", location=where(block), type="prose")
+    for title in math_in_titles(doctree):
+        logger.warning(
+            f"prose: the heading {title.astext()!r} contains math, which bookmarks, "
+            "search results and tab titles show as loose letters; write it in words "
+            "or Unicode",
+            location=where(title),
+            type="prose",
+        )
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Check sources as they are read and pages as they are written."""
+    app.connect("source-read", check_comments)
+    app.connect("doctree-resolved", check_doctree)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
