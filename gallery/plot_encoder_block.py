@@ -44,7 +44,7 @@ print("device:", device)
 # ----------------
 # Single-head self-attention, then a feed-forward network
 # ``Linear(D, FF) -> ReLU -> Linear(FF, D)``, each added back to its input and
-# normalised (post-norm). Five tokens, :math:`D = 8`, :math:`FF = 16`, weights
+# normalised (post-norm). Five tokens, :math:`D = 8`, :math:`\mathrm{FF} = 16`, weights
 # scaled by 0.2, zero biases. The output has the shape of the input, which is
 # what lets blocks stack.
 
@@ -68,7 +68,7 @@ print("std of each output token:", out.std(axis=1).round(3))  # ... std 1
 # %%
 # PyTorch's layer, and ours with its weights
 # ------------------------------------------
-# :math:`D = 16`, :math:`H = 4`, :math:`FF = 32`, dropout 0, evaluation mode,
+# :math:`D = 16`, :math:`H = 4`, :math:`\mathrm{FF} = 32`, dropout 0, evaluation mode,
 # input ``(2, 6, 16)``. :meth:`EncoderBlock.from_torch
 # <lessons_code.blocks.EncoderBlock.from_torch>` copies every weight, bias and
 # LayerNorm parameter of a ``torch.nn.TransformerEncoderLayer``; three of

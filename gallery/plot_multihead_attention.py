@@ -44,7 +44,7 @@ print("device:", device)
 # PyTorch's module and an input
 # -----------------------------
 # Model width :math:`D = 16` split into :math:`H = 4` heads of
-# :math:`d_{head} = D / H = 4`; a batch of 2 sequences of length 5.
+# :math:`d_\text{head} = D / H = 4`; a batch of 2 sequences of length 5.
 # ``in_proj_weight`` stacks :math:`W_q`, :math:`W_k` and :math:`W_v` into one
 # :math:`3D \times D` matrix.
 

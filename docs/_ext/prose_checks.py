@@ -206,8 +206,146 @@ def check_doctree(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         )
 
 
+# -- notation -------------------------------------------------------------------
+
+GREEK = (
+    "alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|"
+    "rho|sigma|tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|"
+    "Psi|Omega"
+)
+_NAMED = re.compile(r"\\(?:text|mathrm|operatorname\*?|textrm|mathit)\s*\{([^{}]*)\}")
+_WORDS_IN_TEXT = {"for", "if", "and", "or", "where", "otherwise", "with", "of", "is", "else"}
+
+
+def _skip_group(tex: str, start: int) -> int:
+    """The index after the script (``x``, ``\\cmd`` or ``{...}``) starting at ``start``."""
+    while start < len(tex) and tex[start] == " ":
+        start += 1
+    if start >= len(tex):
+        return start
+    if tex[start] == "{":
+        depth = 0
+        for index in range(start, len(tex)):
+            depth += {"{": 1, "}": -1}.get(tex[index], 0)
+            if depth == 0:
+                return index + 1
+        return len(tex)
+    if tex[start] == "\\":
+        match = re.match(r"\\[A-Za-z]+|\\.", tex[start:])
+        end = start + (match.end() if match else 1)
+        if tex[start:end] in {"\\text", "\\mathrm", "\\operatorname"}:
+            return _skip_group(tex, end)
+        return end
+    return start + 1
+
+
+def symbols_in(tex: str) -> set[str]:
+    """The symbols a formula uses: letters, Greek letters and upright names.
+
+    The letters of subscripts and superscripts count as symbols of their own
+    (the ``i`` of ``x_i``, the ``q`` of ``W_q``), except a named subscript,
+    which is part of its symbol: ``d_\\text{head}`` is ``d_head``.
+    """
+    tex = re.sub(r"\\(?:begin|end|label|tag)\{[^}]*\}", " ", tex)
+    tex = re.sub(r"\\mathbb\{(\w)\}", r"\\mathbb\1", tex)
+    found: set[str] = set()
+    found_last: str | None = None
+    index = 0
+    while index < len(tex):
+        char = tex[index]
+        if char in "_^":
+            end = _skip_group(tex, index + 1)
+            script = tex[index + 1 : end].strip()
+            if script.startswith("{") and script.endswith("}"):
+                script = script[1:-1].strip()
+            named = None if script.startswith("\\mathit") else _NAMED.fullmatch(script)
+            label = named and re.sub(r"\\[,;:! ]|\\[A-Za-z]+", "", named.group(1)).strip()
+            if char == "_" and label and found_last is not None:
+                found.add(f"{found_last}_{label}")
+                if not re.search(rf"(?<![\\A-Za-z]){re.escape(found_last)}(?![_A-Za-z])", tex):
+                    found.discard(found_last)  # only ever seen with this subscript
+                index = end
+                continue
+            index += 1  # an index or a label: its letters are symbols too
+            continue
+        found_last = None
+        named = _NAMED.match(tex, index)
+        if named:
+            words = re.sub(r"\\[,;:! ]|\\[A-Za-z]+", "", named.group(1)).strip()
+            if words and " " not in words and words not in _WORDS_IN_TEXT:
+                found.add(words)
+                found_last = words
+            index = named.end()
+            continue
+        command = re.match(r"\\([A-Za-z]+)", tex[index:])
+        if command:
+            name = command.group(1)
+            if re.fullmatch(GREEK, name) or name.startswith("mathbb"):
+                found.add(f"\\{name}")
+                found_last = f"\\{name}"
+            index += command.end()
+            continue
+        if char.isalpha():
+            found.add(char)
+            found_last = char
+        index += 1
+    return found
+
+
+_ROW = re.compile(r"^\|\s*\$(.+?)\$\s*\|", re.MULTILINE)
+
+
+def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
+    """(symbol -> line, problems) of the notation page's tables.
+
+    Each row's first cell is one formula naming one symbol; a row that names
+    none or several, and a symbol named by two rows, are problems.
+    """
+    table: dict[str, int] = {}
+    found = []
+    for row in _ROW.finditer(text):
+        line = text.count("\n", 0, row.start()) + 1
+        named = symbols_in(row.group(1))
+        if len(named) != 1:
+            found.append(
+                (line, f"a row must name one symbol; ${row.group(1)}$ names {sorted(named)}")
+            )
+            continue
+        (symbol,) = named
+        if symbol in table:
+            found.append((line, f"{symbol!r} is defined twice (first on line {table[symbol]})"))
+        table.setdefault(symbol, line)
+    return table, found
+
+
+NOTATION_PAGE = "notation"
+
+
+def check_notation(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Every symbol of every formula on a page is in the notation table, once."""
+    page = Path(app.srcdir) / f"{NOTATION_PAGE}.md"
+    if not page.is_file() or docname.startswith(("api", "auto_examples", "gen_modules")):
+        return
+    table, problems = notation_table(page.read_text(encoding="utf-8"))
+    if docname == NOTATION_PAGE:
+        for line, why in problems:
+            logger.warning(f"notation: {why}", location=(docname, line), type="prose")
+    shift = lines_added(app, docname)
+    for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
+        missing = sorted(symbols_in(formula.astext()) - set(table))
+        if missing:
+            line = formula.line - shift if formula.line else None
+            logger.warning(
+                f"notation: {', '.join(missing)} in ${formula.astext()}$ "
+                f"is not in the notation table ({NOTATION_PAGE}.md)",
+                location=(docname, line),
+                type="prose",
+            )
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Check sources as they are read and pages as they are written."""
     app.connect("source-read", check_comments)
     app.connect("doctree-resolved", check_doctree)
+    app.connect("doctree-resolved", check_notation)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -211,7 +211,8 @@
       const pe = encode(pos, D);
       vectorBars.heading.textContent = `Encoding of position ${pos} (D = ${D}): sine and cosine of each pair`;
       fill(vectorBars.list, pe, {
-        labels: pe.map((_, j) => `${j % 2 === 0 ? "sin" : "cos"} ${j}`),
+        // Column 2i holds the sine of pair i, column 2i + 1 its cosine, as in the formula.
+        labels: pe.map((_, column) => `${column % 2 === 0 ? "sin" : "cos"}, i = ${Math.floor(column / 2)}`),
         digits: 3,
         scale: (x) => x,
         signed: true,
@@ -225,10 +226,10 @@
         signed: true,
       });
       const waves = Array.from({ length: D / 2 }, (_, i) => (2 * Math.PI) / frequency(i, D));
-      waveBars.heading.textContent = `Wavelength of each pair of columns, in positions (D = ${D}; bars on a log scale)`;
+      waveBars.heading.textContent = `Wavelength of each pair i (columns 2i and 2i + 1), in positions (D = ${D}; bars on a log scale)`;
       const top = Math.log(waves[waves.length - 1] / waves[0]) || 1;
       fill(waveBars.list, waves, {
-        labels: waves.map((_, i) => `${2 * i}, ${2 * i + 1}`),
+        labels: waves.map((_, i) => `i = ${i}`),
         digits: 1,
         scale: (w) => 0.05 + (0.95 * Math.log(w / waves[0])) / top,
       });

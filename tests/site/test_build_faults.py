@@ -130,9 +130,15 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "% of the clause is lost.",
         "",
         "The table has 1 distinct total.",
+        "",
+        "A symbol no table lists: $x + \\zeta$.",
     ]
+    notation = (
+        "# Notation\n\n| Symbol | Meaning |\n| --- | --- |\n| $x$ | a token |\n| $x$ | again |\n"
+    )
     page = NOTEBOOK_HEADER + "\n".join(lines) + "\n"
-    docs = make_book(tmp_path, {"prose": page}, {"plot_good.py": GOOD_EXAMPLE})
+    pages = {"prose": page, "notation": notation}
+    docs = make_book(tmp_path, pages, {"plot_good.py": GOOD_EXAMPLE})
     claims = {
         "diff": "equals = 0.0",
         "params": "equals = 1088",
@@ -156,6 +162,8 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
     gap = line_of("Any two heads differ by at least {glue:text}`gap:.2f`, and every run")
     width = line_of("{glue:text}`width:.2f` here and {glue:text}`width:.3f` there.")
     expected = [
+        r"notation\.md:6: WARNING: notation: 'x' is defined twice \(first on line 5\)",
+        r"prose\.md:\d+: WARNING: notation: \\zeta in \$x \+ \\zeta\$ is not in the notation table",
         rf"prose\.md:{comment}: WARNING: a line of this paragraph starts with '%'",
         r"prose\.md:\d+: WARNING: prose: the heading 'The cost: O\(T\^2\)' contains math",
         rf"prose\.md:{zero}: WARNING: prose: pasted value '0\.00e\+00' is zero",
