@@ -334,11 +334,11 @@ def check_notation(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
         missing = sorted(symbols_in(formula.astext()) - set(table))
         if missing:
-            line = formula.line - shift if formula.line else None
+            where = formula.line - shift if formula.line else None
             logger.warning(
                 f"notation: {', '.join(missing)} in ${formula.astext()}$ "
                 f"is not in the notation table ({NOTATION_PAGE}.md)",
-                location=(docname, line),
+                location=(docname, where),
                 type="prose",
             )
 
