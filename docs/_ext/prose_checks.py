@@ -65,7 +65,7 @@ def comments_inside_paragraphs(text: str) -> list[int]:
     return lines
 
 
-def check_comments(app: Sphinx, docname: str, source: list[str]) -> None:
+def check_comments(app: Sphinx, docname: str) -> None:
     """Report a comment line that would cut a paragraph of a Markdown page."""
     page = Path(app.env.doc2path(docname))
     if page.suffix != ".md":
@@ -343,9 +343,22 @@ def check_notation(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             )
 
 
+def check_every_page(app: Sphinx, exception: BaseException | None) -> None:
+    """Run every check on every page, after every build (incremental ones too).
+
+    A page that did not change is checked again, so a defect is reported on
+    every build until it is fixed, not only on the build that wrote the page.
+    """
+    if exception is not None:
+        return
+    for docname in sorted(app.env.found_docs):
+        check_comments(app, docname)
+        doctree = app.env.get_doctree(docname)
+        check_doctree(app, doctree, docname)
+        check_notation(app, doctree, docname)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Check sources as they are read and pages as they are written."""
-    app.connect("source-read", check_comments)
-    app.connect("doctree-resolved", check_doctree)
-    app.connect("doctree-resolved", check_notation)
+    """Check every page at the end of every build."""
+    app.connect("build-finished", check_every_page)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
