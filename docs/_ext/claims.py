@@ -170,6 +170,17 @@ def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
             )
             if re.search(r"\b(?:adds?|sums?|amounts?) up to$", before):
                 bound = None  # a total, not a bound
+            elif (
+                bound
+                and not before.endswith(("no more than", "no fewer than", "no less than"))
+                and re.search(
+                    r"\b(?:never|not|no)(?: \w+){0,2} (?:below|above|less than|"
+                    r"more than|fewer than|greater than)$",
+                    before,
+                )
+            ):
+                # "never falls below x": x bounds from the other side
+                bound = "at least" if bound == "at most" else "at most"
             if bound is None and re.search(r"\bbetween n(?: %)? and$", before):
                 bound = "at most"
             line = first_line + text.count("\n", 0, role.start())

@@ -88,6 +88,8 @@ def test_bounds_round_the_safe_way_and_print_exactly(
         ("Every seed scores at least {glue:text}`x:.1f` %.", "at least"),
         ("It is no more than {glue:text}`x:.1f`.", "at most"),
         ("The exponentials add up to {glue:text}`x:.3f`.", None),
+        ("Its ratio never falls below {glue:text}`x:.3f`.", "at least"),
+        ("The loss is not above {glue:text}`x:.3f`.", "at most"),
         ("The largest difference is {glue:text}`x:.1e`.", None),
     ],
 )
