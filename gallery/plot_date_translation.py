@@ -39,7 +39,7 @@ from lessons_code.dates import (
     split_dates,
     train_date_model,
 )
-from lessons_code.plots import heatmap
+from lessons_code.plots import weights_heatmap
 from lessons_code.transformer import greedy_decode
 
 threads = torch.get_num_threads()
@@ -169,14 +169,12 @@ written = DATE_VOCAB.symbols(tgt[0, 1:])  # what each row writes
 fig, axes = plt.subplots(1, 2, figsize=(7, 4), layout="constrained")
 for i, ax in enumerate(axes):
     length = int((src[i] != DATE_VOCAB.pad_id).sum())
-    image = heatmap(
+    image = weights_heatmap(
         ax,
         cross[i, :, :length],
         title=pairs[i][0],
         xlabel="source character",
         ylabel="writes",
-        vmin=0.0,
-        vmax=1.0,
         colorbar=False,
     )
     ax.set_xticks(range(length), DATE_VOCAB.symbols(src[i, :length]))

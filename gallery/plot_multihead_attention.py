@@ -34,7 +34,7 @@ from lessons_code.multihead import (
     multihead_attention,
     multihead_attention_steps,
 )
-from lessons_code.plots import heatmap
+from lessons_code.plots import weights_heatmap
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)
@@ -148,7 +148,7 @@ print("per-head weights of sequence 0 (H, T, T):", tuple(weights.shape))
 
 fig, axes = plt.subplots(2, 2, figsize=(7, 6.2), layout="constrained")
 for head, ax in enumerate(axes.flat):
-    image = heatmap(
+    image = weights_heatmap(
         ax,
         weights[head],
         title=f"head {head + 1}",
@@ -156,8 +156,6 @@ for head, ax in enumerate(axes.flat):
         ylabel="query position",
         annotate=True,
         fmt="{:.2f}",
-        vmin=0.0,
-        vmax=1.0,
         colorbar=False,
     )
 fig.colorbar(image, ax=axes, label="attention weight")

@@ -27,7 +27,7 @@ from lessons_code.attention import (
     scaled_dot_product_attention,
     self_attention,
 )
-from lessons_code.plots import heatmap
+from lessons_code.plots import weights_heatmap
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)
@@ -69,13 +69,12 @@ print("every row sums to 1:", np.allclose(row_sums, 1.0))
 # The same matrix as a heatmap; a darker cell is a smaller weight.
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
-heatmap(
+weights_heatmap(
     ax,
     weights,
     title="Self-attention weights, 5 tokens, D = 6",
     xlabel="key position j (attended to)",
     ylabel="query position i (attending)",
-    colorbar_label="weight",
     annotate=True,
     fmt="{:.3f}",
 )
@@ -115,13 +114,12 @@ row_sums = masked_weights.sum(axis=1)
 print("every row still sums to 1:", np.allclose(row_sums, 1.0))
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
-heatmap(
+weights_heatmap(
     ax,
     masked_weights,
     title="Causally masked self-attention weights",
     xlabel="key position j (attended to)",
     ylabel="query position i (attending)",
-    colorbar_label="weight",
     annotate=True,
     fmt="{:.3f}",
 )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.image import AxesImage
 
-__all__ = ["heatmap", "legend_covers_data"]
+__all__ = ["heatmap", "legend_covers_data", "weights_heatmap"]
 
 
 def heatmap(
@@ -64,6 +64,8 @@ def heatmap(
         Ends of the colour scale (default: the smallest and largest value).
         Give the same ends to every panel of a figure whose panels are
         compared, so that one colour means one value in all of them.
+        Attention weights have a helper with fixed ends,
+        :func:`weights_heatmap`.
     colorbar
         Draw a colour bar next to the axes; pass ``False`` for the panels of
         a figure that shares one colour bar (``fig.colorbar(image, ax=axes)``).
@@ -169,6 +171,99 @@ def heatmap(
                 color=colour,
             )
     return image
+
+
+def weights_heatmap(
+    ax: Axes,
+    weights: np.ndarray | torch.Tensor,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    annotate: bool = False,
+    fmt: str = "{:.2f}",
+    colorbar: bool = True,
+) -> AxesImage:
+    """Draw attention weights as a heatmap on the fixed colour scale 0 to 1.
+
+    Attention weights are shares of one, so every weights heatmap of the book
+    uses the same scale: one colour means one weight on every figure, whatever
+    the largest and smallest weight of the matrix drawn (a scale taken from
+    the data would give the same weight different colours in two figures).
+
+    Parameters
+    ----------
+    ax
+        The axes to draw on.
+    weights
+        A 2-D array or tensor of weights between 0 and 1; row ``i`` holds the
+        weights query ``i`` gives to the keys.
+    title, xlabel, ylabel
+        Text for the axes; none may be empty.
+    annotate
+        Write each weight into its cell (for small matrices).
+    fmt
+        Format of the annotations.
+    colorbar
+        Draw a colour bar labelled "attention weight" next to the axes; pass
+        ``False`` for the panels of a figure that shares one colour bar.
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        The image that was drawn; its colour limits are ``(0.0, 1.0)``.
+
+    Shape
+    -----
+    ``weights``: ``(T_q, T_k)``, one row per query and one column per key.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not 2-D, a label is empty, or a weight lies outside
+        ``[0, 1]`` (beyond float rounding).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> weights = np.array([[0.2, 0.8], [0.5, 0.5]])
+    >>> image = weights_heatmap(ax, weights, title="w", xlabel="key", ylabel="query")
+    >>> image.get_clim()
+    (0.0, 1.0)
+    >>> plt.close(fig)
+    """
+    if isinstance(weights, torch.Tensor):
+        weights = weights.detach().cpu().numpy()
+    matrix = np.asarray(weights, dtype=np.float64)
+    if (
+        matrix.ndim == 2
+        and matrix.size
+        and (
+            not np.isfinite(matrix).all()
+            or matrix.min() < -1e-6
+            or matrix.max() > 1 + 1e-6
+        )
+    ):
+        raise ValueError(
+            "weights must lie between 0 and 1, got values from "
+            f"{matrix.min()} to {matrix.max()}"
+        )
+    return heatmap(
+        ax,
+        matrix,
+        title=title,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        colorbar_label="attention weight",
+        annotate=annotate,
+        fmt=fmt,
+        vmin=0.0,
+        vmax=1.0,
+        colorbar=colorbar,
+    )
 
 
 def legend_covers_data(ax: Axes) -> bool:

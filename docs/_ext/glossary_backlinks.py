@@ -26,7 +26,8 @@ from sphinx import addnodes
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
-# A use: (term key, section id or "" for the page's top, section title).
+# A use: (term key, section id or "" for the page's top, section title). The title
+# names an exercise or a solution the use lies in ("Exercise, solution").
 Use = tuple[str, str, str]
 
 
@@ -51,12 +52,42 @@ def _glossaries(env: Any) -> set[str]:
     return pages
 
 
+def _is_heading_section(node: nodes.Node) -> bool:
+    """Whether ``node`` is a section with a heading of its own.
+
+    sphinx-exercise wraps the body of every exercise and solution in a
+    section without a title whose id, ``exercise-content`` or
+    ``solution-content``, is the same for all of them: no place to link to.
+    """
+    return (
+        isinstance(node, nodes.section)
+        and bool(node.children)
+        and isinstance(node.children[0], nodes.title)
+    )
+
+
 def _section(node: nodes.Node) -> nodes.section | None:
-    """The innermost section around ``node``."""
+    """The innermost section with a heading around ``node``."""
     parent = node.parent
-    while parent is not None and not isinstance(parent, nodes.section):
+    while parent is not None and not _is_heading_section(parent):
         parent = parent.parent
-    return parent
+    return parent if isinstance(parent, nodes.section) else None
+
+
+def _gated(node: nodes.Node) -> str:
+    """Which of an exercise or a solution ``node`` lies in ("" for neither)."""
+    parent = node.parent
+    while parent is not None and not isinstance(parent, nodes.section | nodes.document):
+        # sphinx-exercise's nodes are admonitions with the class "exercise"
+        # or "solution"
+        if isinstance(parent, nodes.Admonition) and isinstance(parent, nodes.Element):
+            for kind in ("solution", "exercise"):
+                if kind in parent["classes"]:
+                    return kind
+        parent = parent.parent
+    if isinstance(parent, nodes.section) and not _is_heading_section(parent):
+        return _gated(parent)
+    return ""
 
 
 def collect_uses(app: Sphinx, doctree: nodes.document) -> None:
@@ -71,12 +102,16 @@ def collect_uses(app: Sphinx, doctree: nodes.document) -> None:
         if ref.get("refdomain") != "std" or ref.get("reftype") != "term":
             continue
         section = _section(ref)
+        # A use inside an exercise or its solution is named as such; the
+        # link goes to the section that holds it.
+        gated = _gated(ref)
         # The page's own top section is the page itself: no anchor, no title.
         if section is None or isinstance(section.parent, nodes.document):
-            found.append((_key(ref["reftarget"]), "", ""))
+            found.append((_key(ref["reftarget"]), "", gated))
         else:
-            title = section.next_node(nodes.title)
-            heading = title.astext() if title is not None else ""
+            heading = section.children[0].astext()
+            if gated:
+                heading = f"{heading}, {gated}"
             found.append((_key(ref["reftarget"]), section["ids"][0], heading))
     if found:
         _uses(env)[docname] = found
@@ -144,13 +179,13 @@ def fill_backlinks(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                 if index:
                     paragraph += nodes.Text("; ")
                 page_title = env.titles[page].astext() if page in env.titles else page
-                text = f"{page_title} \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {title}"
+                text = page_title
+                if title:  # a section, or an exercise at the page's top level
+                    text += f" \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {title}"
                 uri = app.builder.get_relative_uri(docname, page)
                 if anchor:
                     uri += "#" + anchor
-                paragraph += nodes.reference(
-                    "", text if anchor else page_title, internal=True, refuri=uri
-                )
+                paragraph += nodes.reference("", text, internal=True, refuri=uri)
             definition = item.next_node(nodes.definition)
             if definition is not None:  # a glossary entry always has one
                 definition.append(paragraph)

@@ -301,3 +301,74 @@ def test_glossary_backlinks_follow_incremental_builds(tmp_path: Path) -> None:
 
     (docs / "one.md").write_text("# One\n\nNo term any more.\n", encoding="utf-8")
     assert build() == {"term-alpha": [], "term-beta": ["two.html"]}
+
+
+def _used_in_links(html: Path) -> dict[str, list[tuple[str, str]]]:
+    """Glossary term id -> (href, text) of each link of its "Used in:" list."""
+    text = (html / "glossary.html").read_text(encoding="utf-8")
+    found = {}
+    for entry in re.split(r'(?=<dt id="term-)', text)[1:]:
+        term = re.match(r'<dt id="(term-[^"]+)"', entry)[1]
+        listing = re.search(r'<p class="glossary-used-in">(.*?)</p>', entry, re.S)
+        links = re.findall(r'<a [^>]*href="([^"]+)"[^>]*>(.*?)</a>', listing[1]) if listing else []
+        found[term] = [(href, re.sub(r"<[^>]+>", "", label).strip()) for href, label in links]
+    return found
+
+
+EXERCISE_PAGE = """# Three
+
+## Practice
+
+```{exercise} A first exercise
+:label: ex-first
+
+Uses {term}`alpha`.
+```
+
+```{solution-start} ex-first
+:class: dropdown
+```
+
+The solution uses {term}`beta`.
+
+```{solution-end}
+```
+"""
+
+
+def test_glossary_backlinks_from_exercises_and_solutions(tmp_path: Path) -> None:
+    """A use inside an exercise or its solution links to its section, named with it.
+
+    sphinx-exercise wraps both in an untitled section whose id is the same for
+    every solution; a backlink there had an empty name and led to the first
+    solution of the page.
+    """
+    docs = make_book(
+        tmp_path,
+        {"glossary": GLOSSARY_PAGE, "three": EXERCISE_PAGE},
+        {"plot_trivial.py": TRIVIAL_EXAMPLE},
+    )
+    html = tmp_path / "html"
+    result = run_sphinx(docs, html)
+    assert result.returncode == 0, result.output[-4000:]
+    arrow = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"
+    assert _used_in_links(html) == {
+        "term-alpha": [("three.html#practice", f"Three {arrow} Practice, exercise")],
+        "term-beta": [("three.html#practice", f"Three {arrow} Practice, solution")],
+    }
+
+
+def test_glossary_backlinks_name_a_section_of_the_book(built_site) -> None:
+    """Every "Used in:" link of the book names its section and lands on one anchor."""
+    arrow = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"
+    links = [link for found in _used_in_links(built_site.html).values() for link in found]
+    assert links, "the glossary lists no uses"
+    for href, label in links:
+        page, _, anchor = href.partition("#")
+        assert label, href
+        assert not label.endswith(arrow), (href, label)
+        if anchor:
+            assert label.count(arrow) == 1, (href, label)
+            assert label.split(arrow)[1].strip(), (href, label)
+            text = (built_site.html / page).read_text(encoding="utf-8")
+            assert text.count(f'id="{anchor}"') == 1, f"{href}: not one anchor"
