@@ -2,9 +2,9 @@
 Order detection with longer sequences
 =====================================
 
-The order task of the previous example again, with sequences of 32 noise
-vectors instead of 8: ``A`` and ``B`` are now two tokens among 32, and the
-training has to find them among 30 noise vectors instead of 6. You will see the
+The order task of the previous example again, with sequences of 32 tokens
+instead of 8: ``A`` and ``B`` are now two tokens among 32, and the training
+has to find them among 30 noise vectors instead of 6. You will see the
 test accuracy of five seeds with and without the sinusoidal positional
 encoding as a table and a bar chart, the training losses, and how many epochs
 the loss takes to fall below 0.1.

@@ -146,6 +146,8 @@ BOUND_WORDS = {
     "greater than": "at least",
     "larger than": "at least",
     "between": "at least",
+    "exceeds": "at least",
+    "exceed": "at least",
 }
 
 
@@ -175,7 +177,7 @@ def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
                 and not before.endswith(("no more than", "no fewer than", "no less than"))
                 and re.search(
                     r"\b(?:never|not|no)(?: \w+){0,2} (?:below|above|less than|"
-                    r"more than|fewer than|greater than)$",
+                    r"more than|fewer than|greater than|exceeds?)$",
                     before,
                 )
             ):
