@@ -25,6 +25,7 @@ knows the glued values.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from pathlib import Path
@@ -32,16 +33,26 @@ from typing import TYPE_CHECKING, Any
 
 from code_deps import lines_added
 from docutils import nodes
+from myst_parser.config.main import MdParserConfig
+from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from markdown_it import MarkdownIt
     from sphinx.application import Sphinx
 
 logger = logging.getLogger(__name__)
 
 # -- text lost to the markup ----------------------------------------------------
+
+
+@functools.cache
+def _markdown_parser() -> MarkdownIt:
+    """MyST's own Markdown parser, built once."""
+    return create_md_parser(MdParserConfig(), DocutilsRenderer)
 
 
 def comments_inside_paragraphs(text: str) -> list[int]:
@@ -50,14 +61,9 @@ def comments_inside_paragraphs(text: str) -> list[int]:
     The text is tokenised by MyST's own parser, so code blocks, directives and
     comments that stand on their own (after a blank line) are left alone.
     """
-    from myst_parser.config.main import MdParserConfig
-    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
-    from myst_parser.parsers.mdit import create_md_parser
-
-    parser = create_md_parser(MdParserConfig(), DocutilsRenderer)
     lines = []
     paragraph_end = -1
-    for token in parser.parse(text):
+    for token in _markdown_parser().parse(text):
         if token.type == "paragraph_open" and token.map:
             paragraph_end = token.map[1]
         elif token.type == "myst_line_comment" and token.map and token.map[0] == paragraph_end:
@@ -187,9 +193,12 @@ def math_in_titles(doctree: nodes.Node) -> Iterator[nodes.title]:
             yield title
 
 
-def check_doctree(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """Report template sentences and math in headings on a written page."""
-    shift = lines_added(app, docname)
+def check_doctree(doctree: nodes.document, docname: str, shift: int) -> None:
+    """Report template sentences and math in headings on a page.
+
+    ``shift`` is how many lines the build put before the page's own (see
+    :func:`code_deps.lines_added`), so that a warning names the file's line.
+    """
 
     def where(node: nodes.Node) -> tuple[str, int | None]:
         return docname, node.line - shift if node.line else None
@@ -321,18 +330,12 @@ def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
 NOTATION_PAGE = "notation"
 
 
-def check_notation(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """Every symbol of every formula on a page is in the notation table, once."""
-    page = Path(app.srcdir) / f"{NOTATION_PAGE}.md"
-    if not page.is_file() or docname.startswith(("api", "auto_examples", "gen_modules")):
+def check_notation(doctree: nodes.document, docname: str, table: set[str], shift: int) -> None:
+    """Every symbol of every formula on a page is in the notation ``table``."""
+    if docname.startswith(("api", "auto_examples", "gen_modules")):
         return
-    table, problems = notation_table(page.read_text(encoding="utf-8"))
-    if docname == NOTATION_PAGE:
-        for line, why in problems:
-            logger.warning(f"notation: {why}", location=(docname, line), type="prose")
-    shift = lines_added(app, docname)
     for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
-        missing = sorted(symbols_in(formula.astext()) - set(table))
+        missing = sorted(symbols_in(formula.astext()) - table)
         if missing:
             where = formula.line - shift if formula.line else None
             logger.warning(
@@ -351,11 +354,20 @@ def check_every_page(app: Sphinx, exception: BaseException | None) -> None:
     """
     if exception is not None:
         return
+    notation = Path(app.srcdir) / f"{NOTATION_PAGE}.md"
+    table: set[str] | None = None
+    if notation.is_file():
+        symbols, problems = notation_table(notation.read_text(encoding="utf-8"))
+        table = set(symbols)
+        for line, why in problems:
+            logger.warning(f"notation: {why}", location=(NOTATION_PAGE, line), type="prose")
     for docname in sorted(app.env.found_docs):
         check_comments(app, docname)
         doctree = app.env.get_doctree(docname)
-        check_doctree(app, doctree, docname)
-        check_notation(app, doctree, docname)
+        shift = lines_added(app, docname)
+        check_doctree(doctree, docname, shift)
+        if table is not None:
+            check_notation(doctree, docname, table, shift)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
