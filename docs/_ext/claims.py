@@ -150,6 +150,18 @@ BOUND_WORDS = {
     "exceed": "at least",
 }
 
+# Comparisons that a "never", "not" or "no" just before them turns round.
+NEGATABLE = {
+    "below",
+    "above",
+    "less than",
+    "more than",
+    "fewer than",
+    "greater than",
+    "exceeds",
+    "exceed",
+}
+
 
 def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
     """(key, format, line, bound) for every ``{glue:text}`` role in ``source``.
@@ -166,20 +178,12 @@ def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
             before = re.sub(r"[*_`]", "", before)
             before = re.sub(r"[(\[{]", " ", before)
             before = " ".join(before.lower().split())
-            bound = next(
-                (kind for words, kind in BOUND_WORDS.items() if before.endswith(f" {words}")),
-                None,
-            )
+            phrase = next((words for words in BOUND_WORDS if before.endswith(f" {words}")), None)
+            bound = BOUND_WORDS[phrase] if phrase else None
             if re.search(r"\b(?:adds?|sums?|amounts?) up to$", before):
                 bound = None  # a total, not a bound
-            elif (
-                bound
-                and not before.endswith(("no more than", "no fewer than", "no less than"))
-                and re.search(
-                    r"\b(?:never|not|no)(?: \w+){0,2} (?:below|above|less than|"
-                    r"more than|fewer than|greater than|exceeds?)$",
-                    before,
-                )
+            elif phrase in NEGATABLE and re.search(
+                rf"\b(?:never|not|no)(?: \w+){{0,2}} {re.escape(phrase)}$", before
             ):
                 # "never falls below x": x bounds from the other side
                 bound = "at least" if bound == "at most" else "at most"
