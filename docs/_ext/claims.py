@@ -36,7 +36,6 @@ import json
 import math
 import re
 import tomllib
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,33 +97,6 @@ def problems(value_text: str, expected: dict[str, Any]) -> str | None:
 
 
 # -- bounds and formats ----------------------------------------------------------
-
-
-def _rounded(value: float, spec: str, rounding: str) -> float:
-    match = re.fullmatch(r"\.(\d+)([eEfF])", spec)
-    if match is None:
-        raise ValueError(f"spec: expected a format such as '.2f' or '.1e', got {spec!r}")
-    digits, kind = int(match.group(1)), match.group(2).lower()
-    exact = Decimal(repr(float(value)))  # the shortest decimal that is the float
-    step = Decimal(1).scaleb(-digits)
-    if kind == "f" or exact == 0:
-        return float(exact.quantize(step, rounding=rounding))
-    power = exact.adjusted()
-    return float(exact.scaleb(-power).quantize(step, rounding=rounding).scaleb(power))
-
-
-def at_least(value: float, spec: str) -> float:
-    """``value`` rounded down to the digits ``format(_, spec)`` prints.
-
-    The result is a lower bound of ``value`` that the format prints exactly:
-    ``at_least(0.2479, ".2f")`` is 0.24, where ``format(0.2479, ".2f")`` says 0.25.
-    """
-    return _rounded(value, spec, ROUND_FLOOR)
-
-
-def at_most(value: float, spec: str) -> float:
-    """``value`` rounded up to the digits ``format(_, spec)`` prints (see :func:`at_least`)."""
-    return _rounded(value, spec, ROUND_CEILING)
 
 
 _ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
@@ -232,7 +204,7 @@ def format_problems(
                     (
                         line,
                         f"{key!r} is a bound printed as {shown} but glued as {glued[key]}: "
-                        f"glue claims.{helper}(value, {spec!r}) so the rounding keeps it true",
+                        f"glue bounds.{helper}(value, {spec!r}) so the rounding keeps it true",
                     )
                 )
     return found

@@ -17,8 +17,8 @@
  * The weights below are Sphinx's defaults (searchtools.js, Sphinx 9).
  */
 var Scorer = {
-  // Reference pages: the API, the glossary, the bibliography, the indexes.
-  _reference: /^(api(\/|$)|glossary$|bibliography$|genindex$|py-modindex$|search$)/,
+  // Reference pages: the API, the glossary, the notation, the bibliography, the indexes.
+  _reference: /^(api(\/|$)|glossary$|notation$|bibliography$|genindex$|py-modindex$|search$)/,
   // The gallery of examples.
   _example: /^auto_examples\//,
   // Far above any score Sphinx gives (an index entry reaches 100), so the

@@ -109,7 +109,7 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "```{code-cell} ipython3",
         ":tags: [remove-cell]",
         "",
-        "from claims import at_least",
+        "from bounds import at_least",
         "from myst_nb import glue",
         "",
         "glue('diff', 0.0, display=False)",

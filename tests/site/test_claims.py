@@ -13,7 +13,8 @@ import pytest
 from site_support import DOCS, BuildResult
 
 sys.path.insert(0, str(DOCS / "_ext"))
-from claims import at_least, at_most, glued_values, load_expectations, pasted_values, problems
+from bounds import at_least, at_most
+from claims import glued_values, load_expectations, pasted_values, problems
 
 EXPECTATIONS = load_expectations(DOCS / "claims")
 CASES = [

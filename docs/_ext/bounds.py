@@ -1,0 +1,41 @@
+"""Round a bound the safe way for the digits the prose prints.
+
+A lesson page's removed cells glue a bound, "at least a" or "at most b", with
+:func:`at_least` or :func:`at_most` and the format its prose prints it with,
+and :mod:`claims` checks that they did. This module imports nothing from
+Sphinx, so the page's cells can use it wherever they run: in the build, and
+in the tests that run a lesson notebook with its removed cells in a reader's
+environment.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+
+def _rounded(value: float, spec: str, rounding: str) -> float:
+    match = re.fullmatch(r"\.(\d+)([eEfF])", spec)
+    if match is None:
+        raise ValueError(f"spec: expected a format such as '.2f' or '.1e', got {spec!r}")
+    digits, kind = int(match.group(1)), match.group(2).lower()
+    exact = Decimal(repr(float(value)))  # the shortest decimal that is the float
+    step = Decimal(1).scaleb(-digits)
+    if kind == "f" or exact == 0:
+        return float(exact.quantize(step, rounding=rounding))
+    power = exact.adjusted()
+    return float(exact.scaleb(-power).quantize(step, rounding=rounding).scaleb(power))
+
+
+def at_least(value: float, spec: str) -> float:
+    """``value`` rounded down to the digits ``format(_, spec)`` prints.
+
+    The result is a lower bound of ``value`` that the format prints exactly:
+    ``at_least(0.2479, ".2f")`` is 0.24, where ``format(0.2479, ".2f")`` says 0.25.
+    """
+    return _rounded(value, spec, ROUND_FLOOR)
+
+
+def at_most(value: float, spec: str) -> float:
+    """``value`` rounded up to the digits ``format(_, spec)`` prints (see :func:`at_least`)."""
+    return _rounded(value, spec, ROUND_CEILING)
