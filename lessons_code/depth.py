@@ -13,13 +13,15 @@ positional encoding, an :class:`~lessons_code.blocks.Encoder` of
 ``num_layers`` blocks (pre-norm stacks end with a final LayerNorm, as usual),
 a mean over positions and ``Linear(D, 1)``. Training is full-batch Adam with
 ``BCEWithLogitsLoss``, at a constant learning rate or after a linear warm-up.
-:func:`run_depth_grid` trains every configuration of ``DEPTH_CONFIGS``
-(post-norm; post-norm with a warm-up; post-norm at a smaller rate; pre-norm)
-from several seeds.
+:func:`run_depth_grid` trains every configuration of ``DEPTH_CONFIGS`` from
+several seeds: both kinds of stack at the same settings, at Adam's rates
+0.001 and 0.01, and at 0.01 after a warm-up. :func:`first_relapse` finds
+where a run that had learned lost it again.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,10 +48,12 @@ from lessons_code.training import accuracy, map_in_threads, seeded
 
 __all__ = [
     "DEPTH_CONFIGS",
+    "DEPTH_WARMUP",
     "DeepOrderClassifier",
     "DepthConfig",
     "DepthRun",
     "block_grad_norms",
+    "first_relapse",
     "full_batch_step",
     "run_depth_grid",
     "train_deep_stack",
@@ -305,6 +309,9 @@ class DepthRun:
         is next to the input) at step ``grad_norm_steps[i]``.
     train_accuracy, test_accuracy
         Accuracies in ``[0, 1]`` after training.
+    test_positive_share
+        Share of the test sequences the trained model answers 1 ("``A``
+        before ``B``"); 0 or 1 means it gives one answer for every sequence.
     seconds
         Wall-clock time of the training loop.
     """
@@ -320,6 +327,7 @@ class DepthRun:
     grad_norms: list[list[float]] = field(repr=False)
     train_accuracy: float
     test_accuracy: float
+    test_positive_share: float
     seconds: float
 
     @property
@@ -338,27 +346,31 @@ def train_deep_stack(
     num_layers: int = 10,
     *,
     seed: int = 0,
-    steps: int = 100,
+    steps: int = 300,
     lr: float = 0.01,
     warmup_steps: int = 0,
-    record_every: int = 1,
-    n_train: int = 64,
-    seq_len: int = 8,
+    record_every: int = 10,
+    n_train: int = 32,
+    seq_len: int = 4,
+    d_model: int = 8,
+    num_heads: int = 2,
+    d_ff: int = 16,
     device: torch.device | str | None = None,
 ) -> DepthRun:
     """Train a deep post-norm or pre-norm stack on the order task.
 
     The data come from :func:`lessons_code.order_task.make_order_splits`
-    (``default_rng(3)``, ``D = 16``; ``n_train`` training and 150 test
-    sequences). The model is :class:`DeepOrderClassifier` (``D = 16``,
-    ``H = 4``, ``FF = 32``), initialised with torch seed ``seed`` inside
-    ``torch.random.fork_rng`` (the global random state is left as it
-    was). Training is full-batch Adam, no gradient clipping. With
+    (``default_rng(3)``, tokens of width ``d_model``; ``n_train`` training
+    and 150 test sequences). The model is :class:`DeepOrderClassifier`,
+    initialised with torch seed ``seed`` inside ``torch.random.fork_rng``
+    (the global random state is left as it was). Training is full-batch
+    Adam (PyTorch's fused implementation), no gradient clipping. With
     ``warmup_steps = W > 0`` the learning rate rises linearly: update ``s``
-    (counted from 0) uses ``lr * min(1, (s + 1) / W)``; with ``W = 0`` it is
-    ``lr`` throughout. Gradient norms per block are recorded at step 0 (the
-    initialisation, before any update) and every ``record_every`` steps.
-    Each update is one :func:`full_batch_step`.
+    (counted from 0) uses ``lr * min(1, (s + 1) / W)``, so update ``W - 1``
+    is the first at the full rate; with ``W = 0`` it is ``lr`` throughout.
+    Gradient norms per block are recorded at step 0 (the initialisation,
+    before any update) and every ``record_every`` steps. Each update is one
+    :func:`full_batch_step`.
 
     Parameters
     ----------
@@ -380,6 +392,9 @@ def train_deep_stack(
         Number of training sequences.
     seq_len
         Sequence length ``T``, at least 2.
+    d_model, num_heads, d_ff
+        Width ``D``, number of heads ``H`` (it must divide ``D``) and
+        feed-forward width of every block.
     device
         Where to train (default: the CPU).
 
@@ -390,8 +405,8 @@ def train_deep_stack(
 
     Shape
     -----
-    Training inputs ``(n_train, T, 16)``, test inputs ``(150, T, 16)``, where
-    ``T`` is the sequence length.
+    Training inputs ``(n_train, T, D)``, test inputs ``(150, T, D)``, where
+    ``T`` is the sequence length and ``D`` the width.
 
     Raises
     ------
@@ -399,11 +414,12 @@ def train_deep_stack(
         If an argument has the wrong type.
     ValueError
         If a size is smaller than 1 (``seq_len`` smaller than 2),
-        ``warmup_steps`` or ``seed`` is negative, or ``lr <= 0``.
+        ``num_heads`` does not divide ``d_model``, ``warmup_steps`` or
+        ``seed`` is negative, or ``lr <= 0``.
 
     Examples
     --------
-    >>> run = train_deep_stack(norm_first=True, num_layers=2, steps=3, warmup_steps=2)
+    >>> run = train_deep_stack(True, num_layers=2, steps=3, warmup_steps=2, record_every=1)
     >>> len(run.losses), run.grad_norm_steps, len(run.grad_norms[0])
     (3, [0, 1, 2], 2)
     """
@@ -415,16 +431,31 @@ def train_deep_stack(
     warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=0)
     record_every = check_int(record_every, "record_every", minimum=1)
     n_train = check_int(n_train, "n_train", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
+    num_heads = check_int(num_heads, "num_heads", minimum=1)
+    d_ff = check_int(d_ff, "d_ff", minimum=1)
+    if d_model % num_heads:
+        raise ValueError(
+            f"num_heads must divide d_model = {d_model}, got {num_heads}"
+        )
     device = check_device(device, "device")
 
-    data = make_order_splits(seq_len, n_train=n_train).to(device)
+    data = make_order_splits(seq_len, d_model=d_model, n_train=n_train)
+    data = data.to(device)
     x_train, y_train = data.x_train, data.y_train
     x_test, y_test = data.x_test, data.y_test
     model = seeded(
-        seed, lambda: DeepOrderClassifier(num_layers, norm_first)
+        seed,
+        lambda: DeepOrderClassifier(
+            num_layers,
+            norm_first,
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+        ),
     ).to(device)
-    # foreach: one fused update over all parameters, not a Python loop over them.
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
+    # fused: one kernel updates every parameter, not a loop over them.
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
 
     # Update s (counted from 0) uses lr * factor(s).
     def factor(s: int) -> float:
@@ -458,7 +489,9 @@ def train_deep_stack(
     model.eval()
     with torch.no_grad():
         train_accuracy = accuracy(model(x_train), y_train)
-        test_accuracy = accuracy(model(x_test), y_test)
+        test_logits = model(x_test)  # (150,)
+        test_accuracy = accuracy(test_logits, y_test)
+        positive_share = float((test_logits > 0).float().mean())
     return DepthRun(
         norm_first=norm_first,
         num_layers=num_layers,
@@ -471,8 +504,78 @@ def train_deep_stack(
         grad_norms=grad_norms,
         train_accuracy=train_accuracy,
         test_accuracy=test_accuracy,
+        test_positive_share=positive_share,
         seconds=seconds,
     )
+
+
+def first_relapse(
+    losses: Sequence[float],
+    *,
+    learned: float = 0.5 * math.log(2),
+    relapsed: float = math.log(2),
+) -> int | None:
+    """Return the first step at which a run that had learned lost it again.
+
+    A run has *learned* once its loss falls below ``learned``; it
+    *relapses* at the first later step whose loss is ``relapsed`` or more.
+    The defaults are half of ln 2 and ln 2 itself, the loss of answering
+    50 % for every sequence: a relapse undoes at least half of what the run
+    had gained over that constant answer.
+
+    Parameters
+    ----------
+    losses
+        The loss before each update, ``DepthRun.losses``.
+    learned
+        The loss below which the run counts as having learned.
+    relapsed
+        The loss at or above which a run that had learned counts as
+        relapsed; greater than ``learned``.
+
+    Returns
+    -------
+    int or None
+        The step (index into ``losses``) of the relapse, or ``None`` if the
+        run never learned or never relapsed.
+
+    Raises
+    ------
+    TypeError
+        If ``losses`` is not a sequence of real numbers, or a threshold not
+        a real number.
+    ValueError
+        If a loss is negative or not finite, a threshold is not a finite
+        number above 0, or ``relapsed <= learned``.
+
+    Examples
+    --------
+    >>> first_relapse([0.69, 0.3, 0.1, 0.5, 0.9, 0.2])
+    4
+    >>> first_relapse([0.69, 0.5, 0.9]) is None  # never below ln 2 / 2
+    True
+    """
+    if isinstance(losses, str | bytes) or not isinstance(
+        losses, Sequence
+    ):
+        raise TypeError(
+            f"losses must be a sequence of real numbers, got {type(losses).__name__}"
+        )
+    values = [
+        check_real(loss, f"losses[{i}]") for i, loss in enumerate(losses)
+    ]
+    learned = check_real(learned, "learned", strict=True)
+    relapsed = check_real(relapsed, "relapsed", strict=True)
+    if relapsed <= learned:
+        raise ValueError(
+            f"relapsed must be greater than learned = {learned}, got {relapsed}"
+        )
+    has_learned = False
+    for step, loss in enumerate(values):
+        if has_learned and loss >= relapsed:
+            return step
+        has_learned = has_learned or loss < learned
+    return None
 
 
 @dataclass(frozen=True)
@@ -520,14 +623,21 @@ class DepthConfig:
         check_int(self.warmup_steps, "warmup_steps", minimum=0)
 
 
-#: The configurations of the book's depth study, in the order it shows them.
-DEPTH_CONFIGS: tuple[DepthConfig, ...] = (
-    DepthConfig("post-norm", norm_first=False, lr=0.01),
+#: The length of the warm-up in :data:`DEPTH_CONFIGS`.
+DEPTH_WARMUP = 50
+
+#: The configurations of the book's depth study, in the order it shows them:
+#: post-norm, then pre-norm, each at Adam's rates 0.001 and 0.01 and at 0.01
+#: after a linear warm-up of :data:`DEPTH_WARMUP` updates.
+DEPTH_CONFIGS: tuple[DepthConfig, ...] = tuple(
     DepthConfig(
-        "post-norm, warm-up", norm_first=False, lr=0.01, warmup_steps=40
-    ),
-    DepthConfig("post-norm, lr 0.001", norm_first=False, lr=0.001),
-    DepthConfig("pre-norm", norm_first=True, lr=0.01),
+        f"{kind}, lr {lr}" + (", warm-up" if warmup else ""),
+        norm_first=norm_first,
+        lr=lr,
+        warmup_steps=warmup,
+    )
+    for kind, norm_first in (("post-norm", False), ("pre-norm", True))
+    for lr, warmup in ((0.001, 0), (0.01, 0), (0.01, DEPTH_WARMUP))
 )
 
 
@@ -537,9 +647,13 @@ def run_depth_grid(
     seeds: Iterable[int] = range(5),
     *,
     num_layers: int = 10,
-    steps: int = 100,
-    n_train: int = 64,
-    record_every: int = 1,
+    steps: int = 300,
+    n_train: int = 32,
+    seq_len: int = 4,
+    d_model: int = 8,
+    num_heads: int = 2,
+    d_ff: int = 16,
+    record_every: int = 10,
     device: torch.device | str | None = None,
     workers: int | None = None,
 ) -> dict[str, list[DepthRun]]:
@@ -563,7 +677,7 @@ def run_depth_grid(
         The configurations (distinct labels).
     seeds
         Model seeds (each at least 0).
-    num_layers, steps, n_train, record_every, device
+    num_layers, steps, n_train, seq_len, d_model, num_heads, d_ff, record_every, device
         As for :func:`train_deep_stack`, the same for every run.
     workers
         Number of threads (default: the number of CPU cores, at most one per
@@ -592,7 +706,7 @@ def run_depth_grid(
     --------
     >>> grid = run_depth_grid(DEPTH_CONFIGS[-2:], seeds=(0, 1), num_layers=2, steps=3)
     >>> {label: [run.seed for run in runs] for label, runs in grid.items()}
-    {'post-norm, lr 0.001': [0, 1], 'pre-norm': [0, 1]}
+    {'pre-norm, lr 0.01': [0, 1], 'pre-norm, lr 0.01, warm-up': [0, 1]}
     """
     if isinstance(configs, DepthConfig) or not isinstance(
         configs, Sequence
@@ -626,6 +740,10 @@ def run_depth_grid(
             warmup_steps=config.warmup_steps,
             record_every=record_every,
             n_train=n_train,
+            seq_len=seq_len,
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
             device=device,
         )
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import functools
+import math
 
+import numpy as np
 import pytest
 import torch
 
 from lessons_code.blocks import Encoder
 from lessons_code.depth import (
     DEPTH_CONFIGS,
+    DEPTH_WARMUP,
     DeepOrderClassifier,
     DepthConfig,
     block_grad_norms,
+    first_relapse,
     full_batch_step,
     run_depth_grid,
     train_deep_stack,
@@ -44,11 +48,16 @@ def test_deep_classifier_structure() -> None:
     assert pre(torch.randn(2, 8, 16)).shape == (2,)
 
 
+# The sizes of the book's first depth study (D = 16, T = 8, 64 sequences), where
+# post-norm at lr 0.01 collapses within a few updates.
+WIDE = {"n_train": 64, "seq_len": 8, "d_model": 16, "num_heads": 4, "d_ff": 32}
+
+
 @pytest.fixture(scope="module")
 def runs() -> dict[bool, object]:
     """Ten-layer stacks, 21 updates each, gradient norms at steps 0, 10 and 20."""
     return {
-        norm_first: train_deep_stack(norm_first, num_layers=10, steps=21, record_every=10)
+        norm_first: train_deep_stack(norm_first, num_layers=10, steps=21, record_every=10, **WIDE)
         for norm_first in (False, True)
     }
 
@@ -62,6 +71,7 @@ def test_run_records(runs: dict) -> None:
         assert len(run.grad_norms) == 3
         assert all(len(norms) == 10 for norms in run.grad_norms)
         assert 0.0 <= run.test_accuracy <= 1.0
+        assert 0.0 <= run.test_positive_share <= 1.0
         first_last = [norms[0] / norms[-1] for norms in run.grad_norms]
         assert run.first_last_ratios == first_last
 
@@ -98,11 +108,11 @@ def test_warmup_follows_pytorchs_linear_schedule() -> None:
 
 
 def test_grid_runs_every_setting_in_order_and_matches_single_runs() -> None:
-    configs = (DEPTH_CONFIGS[1], DEPTH_CONFIGS[3])
+    configs = (DEPTH_CONFIGS[2], DEPTH_CONFIGS[4])
     state = torch.random.get_rng_state()
     grid = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=4)
     assert torch.equal(torch.random.get_rng_state(), state)
-    assert list(grid) == ["post-norm, warm-up", "pre-norm"]
+    assert list(grid) == ["post-norm, lr 0.01, warm-up", "pre-norm, lr 0.01"]
     for config in configs:
         runs = grid[config.label]
         assert [run.seed for run in runs] == [2, 0]
@@ -120,15 +130,30 @@ def test_grid_runs_every_setting_in_order_and_matches_single_runs() -> None:
             assert run.losses == alone.losses  # bit for bit: threads change nothing
             assert run.grad_norms == alone.grad_norms
     serial = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=1)
-    assert [r.losses for r in serial["pre-norm"]] == [r.losses for r in grid["pre-norm"]]
+    label = "pre-norm, lr 0.01"
+    assert [r.losses for r in serial[label]] == [r.losses for r in grid[label]]
 
 
 def test_depth_configs_of_the_book() -> None:
     labels = [config.label for config in DEPTH_CONFIGS]
-    assert labels == ["post-norm", "post-norm, warm-up", "post-norm, lr 0.001", "pre-norm"]
-    assert [config.norm_first for config in DEPTH_CONFIGS] == [False, False, False, True]
-    assert DEPTH_CONFIGS[1].warmup_steps > 0
-    assert DEPTH_CONFIGS[2].lr < DEPTH_CONFIGS[0].lr
+    assert labels == [
+        "post-norm, lr 0.001",
+        "post-norm, lr 0.01",
+        "post-norm, lr 0.01, warm-up",
+        "pre-norm, lr 0.001",
+        "pre-norm, lr 0.01",
+        "pre-norm, lr 0.01, warm-up",
+    ]
+    # A controlled grid: both kinds of stack at exactly the same settings.
+    post = [c for c in DEPTH_CONFIGS if not c.norm_first]
+    pre = [c for c in DEPTH_CONFIGS if c.norm_first]
+    assert [(c.lr, c.warmup_steps) for c in post] == [(c.lr, c.warmup_steps) for c in pre]
+    assert [(c.lr, c.warmup_steps) for c in post] == [
+        (0.001, 0),
+        (0.01, 0),
+        (0.01, DEPTH_WARMUP),
+    ]
+    assert DEPTH_WARMUP > 1
 
 
 def test_deep_stack_is_deterministic() -> None:
@@ -153,6 +178,12 @@ def test_errors() -> None:
         train_deep_stack(True, warmup_steps=-1)
     with pytest.raises(ValueError, match="n_train must be an integer >= 1"):
         train_deep_stack(True, n_train=0)
+    with pytest.raises(ValueError, match="d_model must be an integer >= 1"):
+        train_deep_stack(True, d_model=0)
+    with pytest.raises(TypeError, match="d_ff must be an integer"):
+        train_deep_stack(True, d_ff=16.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_heads must divide d_model = 8, got 3"):
+        train_deep_stack(True, num_heads=3)
     with pytest.raises(TypeError, match=r"encoder must be a lessons_code\.blocks\.Encoder"):
         block_grad_norms(torch.nn.Linear(2, 2))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="x must have last dimension 16"):
@@ -190,9 +221,9 @@ def test_grid_and_config_errors() -> None:
 def test_train_deep_stack_is_a_loop_of_full_batch_steps() -> None:
     # The same run by hand, as train_deep_stack sets it up, every update one call.
     run = train_deep_stack(False, num_layers=3, seed=1, steps=12, warmup_steps=4, record_every=5)
-    data = make_order_splits(8, n_train=64)
-    model = seeded(1, lambda: DeepOrderClassifier(3, False))
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, foreach=True)
+    data = make_order_splits(4, d_model=8, n_train=32)
+    model = seeded(1, lambda: DeepOrderClassifier(3, False, d_model=8, num_heads=2, d_ff=16))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, fused=True)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 4))
     losses, norms_at = [], {}
     model.train()
@@ -206,6 +237,10 @@ def test_train_deep_stack_is_a_loop_of_full_batch_steps() -> None:
     assert run.losses == losses  # bit for bit
     assert run.grad_norm_steps == list(norms_at) == [0, 5, 10]
     assert run.grad_norms == list(norms_at.values())
+    model.eval()
+    with torch.no_grad():
+        answers = model(data.x_test) > 0
+    assert run.test_positive_share == float(answers.float().mean())
 
 
 def test_full_batch_step_records_the_gradients_it_updates_with() -> None:
@@ -259,3 +294,47 @@ def test_full_batch_step_errors() -> None:
         step(y=y.double())
     with pytest.raises(TypeError, match="record_norms must be a bool"):
         step(record_norms=1)
+
+
+# -- relapses -----------------------------------------------------------------------
+
+
+def test_first_relapse_finds_the_first_return_after_learning() -> None:
+    ln2 = math.log(2)
+    # Defaults: learned below ln 2 / 2, relapsed at ln 2 or above.
+    assert first_relapse([0.7, 0.3, 0.6, 0.2, ln2, 0.9]) == 4  # ln 2 itself counts
+    assert first_relapse([0.7, 0.35, 0.6, 0.9]) is None  # 0.35 > ln 2 / 2: never learned
+    assert first_relapse([0.9, 0.1, 0.05]) is None  # learned, never relapsed
+    assert first_relapse([0.9, 0.1, 0.05, 0.69]) is None  # 0.69 < ln 2
+    assert first_relapse([]) is None
+    # The loss at the step that learns does not count as its own relapse.
+    assert first_relapse([0.5, 0.9], learned=0.6, relapsed=0.8) == 1
+    assert first_relapse((0.5, 0.7), learned=0.6, relapsed=0.7) == 1
+    assert first_relapse([0.5, 0.7], learned=0.4, relapsed=0.6) is None
+
+
+def test_first_relapse_agrees_with_a_vectorised_oracle() -> None:
+    # Oracle: the first index after the first loss below `learned` whose loss is >= `relapsed`.
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        losses = rng.uniform(0.0, 1.2, size=int(rng.integers(0, 30)))
+        below = np.flatnonzero(losses < 0.4)
+        later = np.flatnonzero(losses >= 0.8)
+        later = later[later > below[0]] if below.size else later[:0]
+        expected = int(later[0]) if later.size else None
+        assert first_relapse(list(losses), learned=0.4, relapsed=0.8) == expected
+
+
+def test_first_relapse_errors() -> None:
+    with pytest.raises(TypeError, match="losses must be a sequence of real numbers"):
+        first_relapse(0.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="losses must be a sequence of real numbers"):
+        first_relapse("0.5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"losses\[1\] must be a real number"):
+        first_relapse([0.5, "x"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"losses\[0\] must be a finite real number"):
+        first_relapse([float("nan")])
+    with pytest.raises(ValueError, match="learned must be a finite real number > 0"):
+        first_relapse([0.5], learned=0.0)
+    with pytest.raises(ValueError, match=r"relapsed must be greater than learned = 0\.5, got 0\.5"):
+        first_relapse([0.5], learned=0.5, relapsed=0.5)
