@@ -17,7 +17,7 @@ A value outside its range, a glued value with no expectation, or an expectation
 whose value was never glued is reported as a warning on the page (and the build
 treats warnings as errors), so the text can never silently contradict the code.
 
-Two more rules keep the printed digits honest:
+Four more rules keep the printed digits honest:
 
 * **A bound is rounded the safe way.** A value the prose pastes after "at
   least", "at most", "within", "fewer than", ... is a bound, and rounding it
@@ -28,10 +28,19 @@ Two more rules keep the printed digits honest:
   so that the format prints the glued value exactly.
 * **One value, one format.** A page pastes each glued value with one format,
   so that a quantity shown twice reads the same twice.
+* **A round figure is exact.** A value that prints as 0, 1 or 100 % is read as
+  exactly that ("1.000 of its weight" is all of it); one that only rounds to it
+  is printed with enough digits, or claimed and worded as a bound.
+* **A value equal by construction is said once.** The same value pasted twice
+  in one clause, joined by "and" ("1088 for ours and 1088 for PyTorch's"),
+  reads as a template; the prose says "both". Only values that cannot differ
+  count (the same key, or keys claimed ``equals`` the same number), so two
+  measurements that happen to round alike never trip it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -166,13 +175,64 @@ def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
     return found
 
 
+# Two pasted values, at most this many characters apart and joined by "and",
+# that always print the same: "1088 for ours and 1088 for PyTorch's" is "both 1088".
+SAME_VALUE_GAP = 30
+
+
+def repeated_values(source: str, wanted: dict[str, dict[str, Any]]) -> list[tuple[int, str, str]]:
+    """(line, first key, second key) for a value pasted twice in one clause.
+
+    Only values that are equal by construction count: the same key twice, or
+    two keys whose expectations pin them to one exact value (``equals``). Two
+    measurements that happen to round alike (two timings) never do, so the
+    rule cannot fire by chance.
+    """
+    found = []
+    for paragraph in re.finditer(r"(?:[^\n]+\n?)+", source):
+        text = paragraph.group(0)
+        first_line = source.count("\n", 0, paragraph.start()) + 1
+        roles = list(_ROLE.finditer(text))
+        for first, second in itertools.pairwise(roles):
+            a, b = first.group(1).strip(), second.group(1).strip()
+            pinned = "equals" in wanted.get(a, {}) and "equals" in wanted.get(b, {})
+            if a != b and not (pinned and wanted[a]["equals"] == wanted[b]["equals"]):
+                continue
+            between = " ".join(text[first.end() : second.start()].split())
+            if len(between) <= SAME_VALUE_GAP and re.search(r"\band\b", between):
+                found.append((first_line + text.count("\n", 0, first.start()), a, b))
+    return found
+
+
+def rounds_to_whole(value: str, shown: str, spec: str) -> str | None:
+    """``shown`` if rounding made ``value`` print as 0, 1 or 100 % without being it.
+
+    "1.000 of its weight" for 0.9998 says *all* of it, and "0.00" for 0.004
+    says *none*: a printed round figure is read as exact.
+    """
+    try:
+        number = float(shown.strip().rstrip("%").strip())
+        exact = float(value) * (100 if spec.endswith("%") else 1)
+    except ValueError:
+        return None
+    whole = (0.0, 100.0) if spec.endswith("%") else (0.0, 1.0, 100.0)
+    return shown if number in whole and exact != number else None
+
+
 def format_problems(
     source: str, glued: dict[str, str], wanted: dict[str, dict[str, Any]]
 ) -> list[tuple[int, str]]:
     """(line, why) for every bound and format rule that ``source`` breaks."""
     from myst_nb.core.variables import format_plain_text
 
-    found = []
+    found = [
+        (
+            line,
+            f"{a!r} and {b!r} print the same value in one clause ('... and ...'): "
+            "say it once ('both ...')",
+        )
+        for line, a, b in repeated_values(source, wanted)
+    ]
     formats: dict[str, str] = {}
     for key, spec, line, bound in pasted_values(source):
         if formats.setdefault(key, spec) != spec:
@@ -192,6 +252,17 @@ def format_problems(
                     f"expectation must say bound = {bound!r} (it says {declared!r})",
                 )
             )
+        if not (bound or declared) and key in glued and spec:
+            whole = rounds_to_whole(glued[key], format_plain_text(glued[key], spec), spec)
+            if whole is not None:
+                found.append(
+                    (
+                        line,
+                        f"{key!r} prints as {whole}, which reads as exact, but is "
+                        f"{glued[key]}: print enough digits to show it is not, or claim it "
+                        "as a bound and say so",
+                    )
+                )
         if (bound or declared) and key in glued and spec:
             shown = format_plain_text(glued[key], spec)
             try:

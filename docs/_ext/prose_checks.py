@@ -14,19 +14,18 @@ and the build turns warnings into errors.
   Headings are plain words (Unicode such as T² is fine).
 * **Template sentences that read wrong for their value.** A zero written as
   ``0.00e+00`` or pasted after "at most", a count of one followed by a plural
-  ("1 threads"), and the same pasted value twice in one clause ("1088 for ours
-  and 1088 for PyTorch's") all come from a sentence written for other values.
-  The page says what the value means instead ("exactly equal", "one", "both"),
-  and the value stays glued and claimed.
+  ("1 threads") come from a sentence written for other values. The page says
+  what the value means instead ("exactly equal", "one"), and the value stays
+  glued and claimed.
 
-Bounds and the format of each glued value are checked by :mod:`claims`, which
-knows the glued values.
+Bounds, round figures that read as exact, a value pasted twice in one clause
+and the format of each glued value are checked by :mod:`claims`, which knows
+the glued values and their expectations.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,9 +98,6 @@ COUNT_NOUNS = (
 ONE_WITH_PLURAL = re.compile(
     rf"(?<![\d.,\-])\b1 (?:(?:distinct|other|more) \w+|(?:{COUNT_NOUNS}))\b"
 )
-# The same pasted value twice, a few words apart, joined by "and": "1088 for ours
-# and 1088 for PyTorch's" is "both 1088".
-SAME_VALUE_GAP = 30
 
 _CODE = (nodes.literal_block, nodes.literal, nodes.math, nodes.math_block)
 
@@ -175,15 +171,6 @@ def template_sentences(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str
                 zero = False
             if zero:
                 yield block, f"pasted value {value!r} is zero: say what a zero means in words"
-        text = block.astext()
-        for first, second in itertools.pairwise(pasted):
-            value = first.astext()
-            if value != second.astext():
-                continue
-            start = text.find(value)
-            between = text[start + len(value) : text.find(value, start + len(value))]
-            if len(between) <= SAME_VALUE_GAP and re.search(r"\band\b", between):
-                yield block, f"{value!r} twice in one clause: say 'both {value}'"
 
 
 def math_in_titles(doctree: nodes.Node) -> Iterator[nodes.title]:
@@ -332,7 +319,7 @@ NOTATION_PAGE = "notation"
 
 def check_notation(doctree: nodes.document, docname: str, table: set[str], shift: int) -> None:
     """Every symbol of every formula on a page is in the notation ``table``."""
-    if docname.startswith(("api", "auto_examples", "gen_modules")):
+    if docname.startswith(("api", "gen_modules")):
         return
     for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
         missing = sorted(symbols_in(formula.astext()) - table)

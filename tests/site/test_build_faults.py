@@ -117,6 +117,7 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "glue('gap', 0.248, display=False)",
         "glue('share', at_least(0.2479, '.2f'), display=False)",
         "glue('width', 3.14159, display=False)",
+        "glue('weight', 0.9998, display=False)",
         "```",
         "",
         "The outputs differ by {glue:text}`diff:.2e`, and both hold",
@@ -130,6 +131,8 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "% of the clause is lost.",
         "",
         "The table has 1 distinct total.",
+        "",
+        "Head 2 puts {glue:text}`weight:.3f` of its weight on B.",
         "",
         "A symbol no table lists: $x + \\zeta$.",
     ]
@@ -145,6 +148,7 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "gap": "max = 1.0",
         "share": 'bound = "at least"',
         "width": "max = 4.0",
+        "weight": "max = 1.0",
     }
     (docs / "claims" / "prose.toml").write_text(
         "".join(f'[{key}]\nwhat = "{key}"\n{rule}\n\n' for key, rule in claims.items()),
@@ -161,6 +165,8 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
     one = line_of("The table has 1 distinct total.")
     gap = line_of("Any two heads differ by at least {glue:text}`gap:.2f`, and every run")
     width = line_of("{glue:text}`width:.2f` here and {glue:text}`width:.3f` there.")
+    params = line_of("{glue:text}`params` for ours and {glue:text}`params` for theirs.")
+    weight = line_of("Head 2 puts {glue:text}`weight:.3f` of its weight on B.")
     expected = [
         r"notation\.md:6: WARNING: notation: 'x' is defined twice \(first on line 5\)",
         r"prose\.md:\d+: WARNING: notation: \\zeta in \$x \+ \\zeta\$ is not in the notation table",
@@ -168,7 +174,8 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         r"prose\.md:\d+: WARNING: prose: the heading 'The cost: O\(T\^2\)' contains math",
         rf"prose\.md:{zero}: WARNING: prose: pasted value '0\.00e\+00' is zero",
         rf"prose\.md:{zero}: WARNING: prose: 'The outputs differ by 0\.00e\+00': an exact zero",
-        rf"prose\.md:{zero}: WARNING: prose: '1088' twice in one clause",
+        rf"prose\.md:{params}: WARNING: claims: 'params' and 'params' print the same value",
+        rf"prose\.md:{weight}: WARNING: claims: 'weight' prints as 1\.000, which reads as exact",
         rf"prose\.md:{one}: WARNING: prose: '1 distinct total': write 'one'",
         rf"prose\.md:{gap}: WARNING: claims: 'gap' follows words that make it a bound \(at least\)",
         rf"prose\.md:{gap}: WARNING: claims: 'gap' is a bound printed as 0\.25 but glued as 0\.248",

@@ -14,7 +14,14 @@ from site_support import DOCS, BuildResult
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from bounds import at_least, at_most
-from claims import glued_values, load_expectations, pasted_values, problems
+from claims import (
+    glued_values,
+    load_expectations,
+    pasted_values,
+    problems,
+    repeated_values,
+    rounds_to_whole,
+)
 
 EXPECTATIONS = load_expectations(DOCS / "claims")
 CASES = [
@@ -104,3 +111,37 @@ def test_the_second_value_of_between_is_an_upper_bound() -> None:
         ("a", 1, "at least"),
         ("b", 2, "at most"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("wanted", "fires"),
+    [
+        ({"a": {"equals": 1088}, "b": {"equals": 1088}}, True),  # equal by construction
+        ({"a": {"equals": 1088}, "b": {"equals": 1089}}, False),
+        ({"a": {"min": 0, "max": 10}, "b": {"min": 0, "max": 10}}, False),  # may happen to match
+        ({"a": {"equals": 64}, "b": {"min": 60, "max": 70}}, False),  # a timing beside a count
+    ],
+)
+def test_a_value_said_twice_counts_only_when_it_cannot_differ(wanted: dict, fires: bool) -> None:
+    sentence = "Both hold {glue:text}`a` for ours and {glue:text}`b` for theirs."
+    assert bool(repeated_values(sentence, wanted)) is fires
+    same_key = "It is {glue:text}`a` for ours and\n{glue:text}`a` for theirs."
+    assert repeated_values(same_key, {}) == [(1, "a", "a")]
+    far = "It is {glue:text}`a` for ours, and after a long aside about it, {glue:text}`a`."
+    assert repeated_values(far, {}) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "spec", "whole"),
+    [
+        ("0.9998", ".3f", "1.000"),
+        ("0.9998", ".4f", None),
+        ("1.0", ".3f", None),
+        ("0.0004", ".2f", "0.00"),
+        ("0.99996", ".1%", "100.0%"),
+        ("99.996", ".2f", "100.00"),
+        ("0.5", ".3f", None),
+    ],
+)
+def test_a_round_figure_must_be_exact(value: str, spec: str, whole: str | None) -> None:
+    assert rounds_to_whole(value, format(float(value), spec), spec) == whole
