@@ -245,7 +245,7 @@ def warmup_inverse_sqrt(step: int, warmup_steps: int) -> float:
 def warmup_linear_decay(
     step: int, warmup_steps: int, total_steps: int
 ) -> float:
-    """Learning-rate factor: a linear warm-up to 1, then a linear decay to 0 at the last step.
+    """Learning-rate factor: a linear warm-up to 1, then a linear decay towards 0.
 
     ``min(n / warmup, (total - step) / (total - warmup + 1))`` with
     ``n = step + 1``: the rate rises over the first ``warmup_steps`` updates
