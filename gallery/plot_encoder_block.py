@@ -103,7 +103,8 @@ print(f"post-norm block: max |ours - PyTorch| = {gap:.2e}")
 # the book on the CPU: it redraws all parameters of each PyTorch module
 # (LayerNorms and every layer of a stack included), copies them into the
 # package's module with ``from_torch``, runs both on the same input and
-# reports :math:`\max |y_{ours} - y_{torch}|`. Here are its block rows, in
+# reports the largest absolute difference between the two outputs, entry by
+# entry. Here are its block rows, in
 # float32 and float64, and in float32 once more with autograd on: without
 # autograd PyTorch's encoder layers take a fused inference "fast path", with
 # it the general path, so only the reference's rounding changes. The causal

@@ -61,7 +61,7 @@ print("out_proj.weight (D, D):      ", tuple(mha.out_proj.weight.shape))
 # ------------
 # :func:`~lessons_code.multihead.multihead_attention_steps` projects the
 # input, splits the width into heads, lets every head attend with scores
-# divided by :math:`\sqrt{d_{head}}`, concatenates the heads and applies the
+# divided by :math:`\sqrt{d_\text{head}}`, concatenates the heads and applies the
 # output projection. It returns every intermediate tensor.
 
 with torch.no_grad():
@@ -168,7 +168,7 @@ plt.show()
 # :func:`~lessons_code.multihead.attention_flops` counts the multiply-adds of
 # the matrix products. :math:`H` heads of width :math:`D / H` do the same
 # matrix work as one head of width :math:`D`: every term has
-# :math:`H \cdot d_{head} = D` in it.
+# :math:`H \cdot d_\text{head} = D` in it.
 
 flops = pd.DataFrame(
     {
@@ -182,7 +182,7 @@ flops.rename_axis("multiply-adds (T = 5, D = 16)")
 # What does grow with the heads is the attention weights: every head has its
 # own :math:`T \times T` matrix, so the layer fills a :math:`(B, H, T, T)`
 # tensor, takes one exponential per entry in the softmax and keeps the tensor
-# for the backward pass. Its size has no :math:`d_{head}` in it to cancel
+# for the backward pass. Its size has no :math:`d_\text{head}` in it to cancel
 # :math:`H`. Measured on the package's module, for one sequence of 1024
 # tokens:
 
