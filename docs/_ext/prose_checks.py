@@ -17,6 +17,8 @@ and the build turns warnings into errors.
   ("1 threads") come from a sentence written for other values. The page says
   what the value means instead ("exactly equal", "one"), and the value stays
   glued and claimed.
+* **One way to write a percentage.** A page writes "50%" or "50 %"
+  throughout, not both.
 
 Bounds, round figures that read as exact, a value pasted twice in one clause
 and the format of each glued value are checked by :mod:`claims`, which knows
@@ -180,6 +182,39 @@ def math_in_titles(doctree: nodes.Node) -> Iterator[nodes.title]:
             yield title
 
 
+# A percentage written "46.3 %" on one line of a page and "100.0%" on another.
+PERCENT_SPACED = re.compile(r"\d(?:\u00a0| )%")
+PERCENT_ATTACHED = re.compile(r"\d%")
+
+
+def mixed_percent_styles(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str]]:
+    """(block, why) where a page's prose writes percentages two ways.
+
+    The style the page uses more often wins; each block written the other way
+    is reported. Printed output is left alone: it is the code's, not the prose's.
+    """
+    spaced: list[nodes.Element] = []
+    attached: list[nodes.Element] = []
+    count = {"spaced": 0, "attached": 0}
+    for block, text, output in rendered_text(doctree):
+        if output:
+            continue
+        for name, pattern, found in (
+            ("spaced", PERCENT_SPACED, spaced),
+            ("attached", PERCENT_ATTACHED, attached),
+        ):
+            hits = len(pattern.findall(text))
+            count[name] += hits
+            if hits:
+                found.append(block)
+    if spaced and attached:
+        fewer = count["spaced"] < count["attached"]
+        odd, style = (spaced, "'50 %'") if fewer else (attached, "'50%'")
+        usual = "'50%'" if style == "'50 %'" else "'50 %'"
+        for block in odd:
+            yield block, f"a percentage is written {style} here and {usual} elsewhere on the page"
+
+
 def check_doctree(doctree: nodes.document, docname: str, shift: int) -> None:
     """Report template sentences and math in headings on a page.
 
@@ -190,7 +225,7 @@ def check_doctree(doctree: nodes.document, docname: str, shift: int) -> None:
     def where(node: nodes.Node) -> tuple[str, int | None]:
         return docname, node.line - shift if node.line else None
 
-    for block, why in template_sentences(doctree):
+    for block, why in [*template_sentences(doctree), *mixed_percent_styles(doctree)]:
         logger.warning(f"prose: {why}", location=where(block), type="prose")
     for title in math_in_titles(doctree):
         logger.warning(

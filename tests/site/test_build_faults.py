@@ -134,6 +134,10 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         "",
         "Head 2 puts {glue:text}`weight:.3f` of its weight on B.",
         "",
+        "Half of the runs is 50 % of them.",
+        "",
+        "Most is 90% of them, and all is 100% of them.",
+        "",
         "A symbol no table lists: $x + \\zeta$.",
     ]
     notation = (
@@ -167,6 +171,7 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
     width = line_of("{glue:text}`width:.2f` here and {glue:text}`width:.3f` there.")
     params = line_of("{glue:text}`params` for ours and {glue:text}`params` for theirs.")
     weight = line_of("Head 2 puts {glue:text}`weight:.3f` of its weight on B.")
+    percent = line_of("Half of the runs is 50 % of them.")
     expected = [
         r"notation\.md:6: WARNING: notation: 'x' is defined twice \(first on line 5\)",
         r"prose\.md:\d+: WARNING: notation: \\zeta in \$x \+ \\zeta\$ is not in the notation table",
@@ -176,6 +181,7 @@ def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) ->
         rf"prose\.md:{zero}: WARNING: prose: 'The outputs differ by 0\.00e\+00': an exact zero",
         rf"prose\.md:{params}: WARNING: claims: 'params' and 'params' print the same value",
         rf"prose\.md:{weight}: WARNING: claims: 'weight' prints as 1\.000, which reads as exact",
+        rf"prose\.md:{percent}: WARNING: prose: a percentage is written '50 %' here",
         rf"prose\.md:{one}: WARNING: prose: '1 distinct total': write 'one'",
         rf"prose\.md:{gap}: WARNING: claims: 'gap' follows words that make it a bound \(at least\)",
         rf"prose\.md:{gap}: WARNING: claims: 'gap' is a bound printed as 0\.25 but glued as 0\.248",
