@@ -292,6 +292,31 @@ def _book_cell(code):
     random.setstate(states[0])
     numpy.random.set_state(states[1])
     torch.random.set_rng_state(states[2])
+
+
+def _book_listing(code):
+    # Every name a listing reads from outside itself is defined once the
+    # notebook has run (the page's imports, the other listings), as the landing
+    # page promises: a listing that calls a helper the page never imports fails.
+    import builtins
+    import symtable
+
+    free = set()
+
+    def walk(table):
+        for symbol in table.get_symbols():
+            outer = table.get_type() == "module" and not (
+                symbol.is_assigned() or symbol.is_imported()
+            )
+            if symbol.is_referenced() and (symbol.is_global() or outer):
+                free.add(symbol.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(symtable.symtable(code, "<listing>", "exec"))
+    user = get_ipython().user_ns
+    missing = sorted(n for n in free if n not in user and not hasattr(builtins, n))
+    assert not missing, f"a listing uses {{missing}}, defined by no cell:\\n{{code}}"
 """
 #: The last cell: the values the page's cells glued, for the test to compare.
 CHECK_DUMP = """
@@ -337,6 +362,8 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
             place, _ = visible.pop(found[0])
             cells.extend(removed(place))
     assert visible == [], f"{name}: code cells of the page missing from the notebook: {visible}"
+    # Every listing, function or method, reads only names the notebook defines.
+    cells.extend(nbformat.v4.new_code_cell(f"_book_listing({code!r})") for code in sorted(listings))
     cells.append(nbformat.v4.new_code_cell(CHECK_DUMP))
     checked = nbformat.v4.new_notebook(cells=cells, metadata=notebook.metadata)
     nbformat.validate(checked)
