@@ -60,11 +60,12 @@ def rnn_loop(
 
     Shape
     -----
-    - ``x``: ``(B, T, D)``; ``w_xh``: ``(D, N)``; ``w_hh``: ``(N, N)``; ``b``: ``(N,)``.
-    - Output: ``(B, T, N)``.
+    - ``x``: ``(B, T, D)``; ``w_xh``: ``(D, hidden)``;
+      ``w_hh``: ``(hidden, hidden)``; ``b``: ``(hidden,)``.
+    - Output: ``(B, T, hidden)``.
 
     where ``B`` is the batch size, ``T`` the sequence length, ``D`` the input
-    width and ``N`` the hidden width.
+    width and ``hidden`` the hidden width.
 
     Raises
     ------
@@ -94,23 +95,24 @@ def rnn_loop(
         raise ValueError(
             f"w_xh must have {D} rows (the width D of x), got shape {tuple(w_xh.shape)}"
         )
-    N = w_xh.shape[1]
-    if w_hh.shape != (N, N):
+    hidden = w_xh.shape[1]
+    if w_hh.shape != (hidden, hidden):
         raise ValueError(
-            f"w_hh must have shape {(N, N)}, got shape {tuple(w_hh.shape)}"
+            f"w_hh must have shape {(hidden, hidden)}, "
+            f"got shape {tuple(w_hh.shape)}"
         )
-    if b.shape != (N,):
+    if b.shape != (hidden,):
         raise ValueError(
-            f"b must have shape {(N,)}, got shape {tuple(b.shape)}"
+            f"b must have shape {(hidden,)}, got shape {tuple(b.shape)}"
         )
 
-    h = x.new_zeros(B, N)  # (B, N): h_{-1}
+    h = x.new_zeros(B, hidden)  # (B, hidden): h_{-1}
     states = []
     # T dependent steps: step t needs h from step t - 1
     for t in range(T):
-        h = torch.tanh(x[:, t] @ w_xh + h @ w_hh + b)  # (B, N)
+        h = torch.tanh(x[:, t] @ w_xh + h @ w_hh + b)  # (B, hidden)
         states.append(h)
-    return torch.stack(states, dim=1)  # (B, T, N)
+    return torch.stack(states, dim=1)  # (B, T, hidden)
 
 
 @dataclass(frozen=True)
