@@ -17,7 +17,7 @@ A value outside its range, a glued value with no expectation, or an expectation
 whose value was never glued is reported as a warning on the page (and the build
 treats warnings as errors), so the text can never silently contradict the code.
 
-Four more rules keep the printed digits honest:
+Five more rules keep the printed digits honest:
 
 * **A bound is rounded the safe way.** A value the prose pastes after "at
   least", "at most", "within", "fewer than", ... is a bound, and rounding it
@@ -31,6 +31,10 @@ Four more rules keep the printed digits honest:
 * **A round figure is exact.** A value that prints as 0, 1 or 100 % is read as
   exactly that ("1.000 of its weight" is all of it); one that only rounds to it
   is printed with enough digits, or claimed and worded as a bound.
+* **A printed value is pasted as printed.** A bound glued from a variable
+  that a code cell of the page prints (``at_most(max_diff, ...)`` beside
+  ``print(f"{max_diff:.2e}")``) would differ from the printout in its last
+  digit; the prose pastes the value itself.
 * **A value equal by construction is said once.** The same value pasted twice
   in one clause, joined by "and" ("1088 for ours and 1088 for PyTorch's"),
   reads as a template; the prose says "both". Only values that cannot differ
@@ -204,6 +208,25 @@ def repeated_values(source: str, wanted: dict[str, dict[str, Any]]) -> list[tupl
     return found
 
 
+_BOUND_GLUE = re.compile(r"""glue\(\s*["'](\w+)["']\s*,\s*at_(?:most|least)\(\s*(\w+)\s*,""")
+
+
+def bounds_beside_printouts(source: str) -> list[tuple[int, str, str]]:
+    """(line, key, variable) for a bound glued from a variable the page prints.
+
+    A code cell that prints ``max_diff`` as 7.45e-08 and prose that pastes
+    ``at_most(max_diff, ".2e")`` as "at most 7.46e-08" disagree in the last
+    digit on one screen. A value the reader sees printed is pasted as printed
+    (the same format, no bound).
+    """
+    found = []
+    for match in _BOUND_GLUE.finditer(source):
+        key, variable = match.groups()
+        if re.search(rf"\{{\s*{re.escape(variable)}\s*:", source):
+            found.append((source.count("\n", 0, match.start()) + 1, key, variable))
+    return found
+
+
 def rounds_to_whole(value: str, shown: str, spec: str) -> str | None:
     """``shown`` if rounding made ``value`` print as 0, 1 or 100 % without being it.
 
@@ -232,6 +255,14 @@ def format_problems(
             "say it once ('both ...')",
         )
         for line, a, b in repeated_values(source, wanted)
+    ]
+    found += [
+        (
+            line,
+            f"{key!r} is glued as a bound on {variable!r}, which a cell of the page "
+            "prints: paste it as printed, without a bound, so the two agree",
+        )
+        for line, key, variable in bounds_beside_printouts(source)
     ]
     formats: dict[str, str] = {}
     for key, spec, line, bound in pasted_values(source):

@@ -15,6 +15,7 @@ from site_support import DOCS, BuildResult
 sys.path.insert(0, str(DOCS / "_ext"))
 from bounds import at_least, at_most
 from claims import (
+    bounds_beside_printouts,
     glued_values,
     load_expectations,
     pasted_values,
@@ -145,3 +146,12 @@ def test_a_value_said_twice_counts_only_when_it_cannot_differ(wanted: dict, fire
 )
 def test_a_round_figure_must_be_exact(value: str, spec: str, whole: str | None) -> None:
     assert rounds_to_whole(value, format(float(value), spec), spec) == whole
+
+
+def test_a_bound_on_a_printed_variable_is_refused() -> None:
+    cells = (
+        'print(f"largest difference: {max_diff:.2e}")\n'
+        'glue("max_diff", at_most(max_diff, ".2e"), display=False)\n'
+        'glue("gap", at_least(gap, ".2f"), display=False)\n'
+    )
+    assert bounds_beside_printouts(cells) == [(2, "max_diff", "max_diff")]
