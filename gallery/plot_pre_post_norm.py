@@ -98,16 +98,17 @@ grid = run_depth_grid(DEPTH_CONFIGS, seeds=range(5), device=device)
 # --------------------------------------
 # One row per run, then a summary per configuration. A loss of
 # ln 2 = 0.693 is what answering 50 % for every sequence costs; "one answer"
-# marks a model that gives the same answer for every test sequence.
+# marks a model that gives the same answer for every test sequence;
+# "loss" is the final training loss, "test %" the test accuracy in percent.
 
 per_seed = pd.DataFrame(
     [
         {
             "configuration": label,
             "seed": run.seed,
-            "final loss": run.losses[-1],
+            "loss": run.losses[-1],
             "relapse at": first_relapse(run.losses),
-            "test accuracy (%)": 100 * run.test_accuracy,
+            "test %": 100 * run.test_accuracy,
             "one answer": run.test_positive_share in (0.0, 1.0),
         }
         for label, runs in grid.items()
@@ -120,8 +121,8 @@ pd.DataFrame(
     {
         "relapses": groups["relapse at"].count(),
         "one answer": groups["one answer"].sum(),
-        "final loss, max": groups["final loss"].max().round(3),
-        "mean test acc. (%)": groups["test accuracy (%)"].mean().round(1),
+        "final loss, max": groups["loss"].max().round(3),
+        "mean test acc. (%)": groups["test %"].mean().round(1),
     }
 )
 
