@@ -29,8 +29,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 });
 // Code blocks, display formulas and tables scroll sideways inside their own box
-// when wider than the column (narrow.css): let the keyboard reach the ones that
-// do. The theme checks its code blocks and tables when the page loads and when
+// when wider than the column (narrow.css), and a long printout scrolls down
+// inside its own box: let the keyboard reach every box that scrolls. The theme checks its code blocks and tables when the page loads and when
 // the window is resized, so one in a tab or a solution that was closed on load
 // stays out of reach when it opens; here every box is checked again whenever
 // its size changes (the window is resized, a tab or a solution opens).
@@ -43,7 +43,7 @@ const SCROLL_BOXES = [
   "table.dataframe",
 ].join(", ");
 const reach = (box) => {
-  if (box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+  if (box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight) box.tabIndex = 0;
   else box.removeAttribute("tabindex");
 };
 const resized = new ResizeObserver((entries) => entries.forEach((entry) => reach(entry.target)));
