@@ -91,7 +91,7 @@ steps = np.arange(1, len(run.losses) + 1)
 fig, (ax_loss, ax_lr) = plt.subplots(
     2,
     1,
-    figsize=(7, 5),
+    figsize=(5, 4.6),
     sharex=True,
     height_ratios=(2, 1),
     layout="constrained",
@@ -166,7 +166,7 @@ maps = run.model.attention_weights(src, tgt[:, :-1])
 cross = maps["cross"][1].mean(dim=1)  # block 2, mean of heads: (B, T, S)
 written = DATE_VOCAB.symbols(tgt[0, 1:])  # what each row writes
 
-fig, axes = plt.subplots(1, 2, figsize=(7, 4), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(5, 3.4), layout="constrained")
 for i, ax in enumerate(axes):
     length = int((src[i] != DATE_VOCAB.pad_id).sum())
     image = weights_heatmap(

@@ -5,7 +5,7 @@ Encoder and decoder blocks, checked against PyTorch
 Build a transformer block in NumPy and watch the shapes stay ``(T, D)``; then
 copy the weights of PyTorch's ``TransformerEncoderLayer`` into the package's
 own block. You will see the shapes through a block, an encoder stack and a
-decoder block, then a table and a bar chart of the largest absolute
+decoder block, then a table and a chart of the largest absolute
 difference between each of the package's blocks and PyTorch's (post-norm and
 pre-norm encoder layers, encoder stacks, decoder layers), in float32 and
 float64.
@@ -135,8 +135,8 @@ shown.rename_axis("the package's")
 # Dividing each difference by the machine epsilon of its type (the gap
 # between 1 and the next representable number, about :math:`1.2 \times
 # 10^{-7}` in float32 and :math:`2.2 \times 10^{-16}` in float64) puts the
-# three settings on one scale. The outputs are of order one, and every bar
-# is zero or a small multiple of epsilon: the rounding left by doing the same
+# three settings on one scale. The outputs are of order one, and every
+# marker sits at zero or at a small multiple of epsilon: the rounding left by doing the same
 # arithmetic in a different order. The package's blocks compute what
 # PyTorch's compute, and a stack is simply those blocks one after the other.
 
@@ -148,12 +148,19 @@ epsilon = {
 units = table[list(runs)] / pd.Series(epsilon)  # (rows, settings)
 print(f"largest difference: {units.max().max():.1f} units of epsilon")
 
-fig, ax = plt.subplots(figsize=(7, 4.2))
-units.plot.barh(ax=ax, width=0.8)
+fig, ax = plt.subplots(figsize=(5, 5.4), layout="constrained")
+rows = np.arange(len(units))
+for shift, marker, setting in zip(
+    (-0.2, 0.0, 0.2), "osD", units, strict=True
+):
+    # one marker per module, a difference of zero included
+    ax.plot(units[setting], rows + shift, marker, label=setting)
+# each name on two lines, so that the plot keeps most of the width
+ax.set_yticks(rows, [name.replace(", ", ",\n", 1) for name in units.index])
 ax.invert_yaxis()  # first row of the table at the top
-ax.set_title("Package vs PyTorch: largest difference per block")
-ax.set_xlabel("max |ours - PyTorch| in units of the type's epsilon")
-ax.set_ylabel("the package's module")
-ax.legend(title="setting", loc="upper left", bbox_to_anchor=(1.02, 1.0))
-fig.tight_layout()
+ax.set_xlim(left=-0.5)
+ax.grid(axis="x", alpha=0.4)
+ax.set_title("Package vs PyTorch, per block")
+ax.set_xlabel("max |ours - PyTorch| in units of epsilon")
+fig.legend(loc="outside lower center", ncols=2)
 plt.show()

@@ -146,7 +146,7 @@ table[attention_rows].rename_axis("the package's")
 weights = steps["weights"][0].cpu()
 print("per-head weights of sequence 0 (H, T, T):", tuple(weights.shape))
 
-fig, axes = plt.subplots(2, 2, figsize=(7, 6.2), layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(5, 5.2), layout="constrained")
 for head, ax in enumerate(axes.flat):
     image = weights_heatmap(
         ax,

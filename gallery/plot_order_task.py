@@ -127,7 +127,7 @@ labels = [f"{pe} PE" for pe in order]
 positions = np.arange(len(order))
 colours = ["tab:gray" if pe == "without" else "tab:blue" for pe in order]
 
-fig, ax = plt.subplots(figsize=(6, 4.5))
+fig, ax = plt.subplots(figsize=(5, 4))
 ax.bar(
     positions, table["mean"], yerr=table["std"], color=colours, capsize=6
 )
@@ -164,7 +164,7 @@ plt.show()
 # mean over the five seeds; :math:`\ln 2 \approx 0.693` is the loss of a
 # coin flip.
 
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(5, 3.6))
 for use_pe, colour in ((False, "tab:gray"), (True, "tab:blue")):
     curves = [run.losses for run in runs if run.use_pos_enc == use_pe]
     label = "with PE" if use_pe else "without PE"

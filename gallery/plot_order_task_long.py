@@ -96,7 +96,7 @@ table.round(1)
 # Bars are the means, dots the seeds. Two lines mark chance: a coin flip
 # (50 %) and always answering the test set's majority label.
 
-fig, ax = plt.subplots(figsize=(6, 4.5))
+fig, ax = plt.subplots(figsize=(5, 4))
 positions = np.arange(len(order))
 ax.bar(positions, table["mean"], color=["tab:gray", "tab:blue"])
 for i, pe in enumerate(order):
@@ -128,7 +128,7 @@ plt.show()
 # sequences through their noise, which the test accuracy above shows does
 # not carry over to new ones. The curves are means over the seeds.
 
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(5, 3.6))
 for use_pe, colour in ((False, "tab:gray"), (True, "tab:blue")):
     curves = [run.losses for run in runs if run.use_pos_enc == use_pe]
     label = "with PE" if use_pe else "without PE"

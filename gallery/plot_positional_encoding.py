@@ -43,7 +43,7 @@ num_positions, d_model = 50, 32
 pe = positional_encoding(num_positions, d_model).to(device)  # (T, D)
 print("encoding shape (T, D):", tuple(pe.shape))
 
-fig, ax = plt.subplots(figsize=(7, 5))
+fig, ax = plt.subplots(figsize=(5, 4))
 heatmap(
     ax,
     pe,
@@ -77,7 +77,7 @@ distances = torch.cdist(small, small)  # (T, T): distance between positions
 distances.fill_diagonal_(float("inf"))  # ignore each position's own vector
 print(f"smallest distance between two positions: {distances.min():.3f}")
 
-fig, ax = plt.subplots(figsize=(6, 4.5))
+fig, ax = plt.subplots(figsize=(5, 4))
 heatmap(
     ax,
     small_numpy,
@@ -105,7 +105,7 @@ dots = (long_pe @ long_pe.T).cpu().numpy()
 print("dot-product matrix shape (T, T):", dots.shape)
 
 offsets = np.arange(0, 100)
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(5, 3.6))
 for start in (0, 40, 90):
     similarity = dots[start, start + offsets]  # (100,)
     ax.plot(offsets, similarity, label=f"from position {start}")

@@ -134,9 +134,10 @@ pd.DataFrame(
 # first update at the full rate after the warm-up.
 
 fig, axes = plt.subplots(
-    2, 3, figsize=(7, 5.5), sharex=True, sharey=True, layout="constrained"
+    3, 2, figsize=(5, 7), sharex=True, sharey=True, layout="constrained"
 )
-for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
+# post-norm down the left column, pre-norm down the right
+for ax, (label, runs) in zip(axes.T.flat, grid.items(), strict=True):
     for run in runs:
         (line,) = ax.plot(run.losses, linewidth=1, label=f"seed {run.seed}")
         step = first_relapse(run.losses)
@@ -166,9 +167,10 @@ plt.show()
 # far below 1 means the gradient has shrunk on its way down.
 
 fig, axes = plt.subplots(
-    2, 3, figsize=(7, 5.5), sharex=True, sharey=True, layout="constrained"
+    3, 2, figsize=(5, 7), sharex=True, sharey=True, layout="constrained"
 )
-for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
+# post-norm down the left column, pre-norm down the right
+for ax, (label, runs) in zip(axes.T.flat, grid.items(), strict=True):
     for run in runs:
         ax.plot(
             run.grad_norm_steps,
@@ -183,7 +185,7 @@ for ax, (label, runs) in zip(axes.flat, grid.items(), strict=True):
     ax.label_outer()
 fig.supylabel("block 1 / block 10 gradient norm")
 handles, labels = axes.flat[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="outside lower center", ncols=5)
+fig.legend(handles, labels, loc="outside lower center", ncols=3)
 fig.suptitle("First/last gradient-norm ratio during training")
 plt.show()
 

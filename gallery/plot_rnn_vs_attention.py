@@ -85,7 +85,7 @@ timings.round(3)
 t = timings["T"]
 rnn_ms = timings["RNN loop (ms)"]
 attention_ms = timings["self-attention (ms)"]
-fig, (ax_time, ax_steps) = plt.subplots(2, 1, figsize=(7, 7.5))
+fig, (ax_time, ax_steps) = plt.subplots(2, 1, figsize=(5, 7))
 ax_time.plot(t, rnn_ms, "o-", label="RNN loop")
 ax_time.plot(t, attention_ms, "s-", label="self-attention")
 ax_time.set_xscale("log", base=2)

@@ -68,7 +68,7 @@ print("every row sums to 1:", np.allclose(row_sums, 1.0))
 # %%
 # The same matrix as a heatmap; a darker cell is a smaller weight.
 
-fig, ax = plt.subplots(figsize=(5.5, 4.5))
+fig, ax = plt.subplots(figsize=(5, 4.3))
 weights_heatmap(
     ax,
     weights,
@@ -113,7 +113,7 @@ print("upper triangle exactly zero:", np.all(above_diagonal == 0.0))
 row_sums = masked_weights.sum(axis=1)
 print("every row still sums to 1:", np.allclose(row_sums, 1.0))
 
-fig, ax = plt.subplots(figsize=(5.5, 4.5))
+fig, ax = plt.subplots(figsize=(5, 4.3))
 weights_heatmap(
     ax,
     masked_weights,

@@ -6,8 +6,10 @@ added to the tokens themselves. The original Transformer adds a fixed table
 
 .. math::
 
-   PE_{(pos, 2i)} = \sin\!\left(\frac{pos}{10000^{2i/D}}\right), \qquad
-   PE_{(pos, 2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/D}}\right).
+   \begin{aligned}
+   PE_{(pos, 2i)} &= \sin\!\left(\frac{pos}{10000^{2i/D}}\right),\\
+   PE_{(pos, 2i+1)} &= \cos\!\left(\frac{pos}{10000^{2i/D}}\right).
+   \end{aligned}
 
 Column ``j`` oscillates with angular frequency ``10000 ** (-2 * (j // 2) / D)``:
 even columns carry the sine, odd columns the cosine of the same frequency. The

@@ -4,7 +4,10 @@ An Elman RNN computes
 
 .. math::
 
-   h_t = \tanh(x_t W_{xh} + h_{t-1} W_{hh} + b), \qquad h_{-1} = 0,
+   \begin{aligned}
+   h_t &= \tanh(x_t W_{xh} + h_{t-1} W_{hh} + b),\\
+   h_{-1} &= 0,
+   \end{aligned}
 
 so step ``t`` cannot start before step ``t - 1`` has finished: a sequence of
 length ``T`` is a chain of ``T`` dependent steps. Self-attention relates all

@@ -2,10 +2,16 @@
 
 Every figure is drawn at 96 dpi (one inch of ``figsize`` is 96 CSS pixels on
 the page) and saved at twice that, 192 dpi, so a figure is sharp on HiDPI
-screens and when zoomed. The image is shown at half its pixel width, and a
-figure at most :data:`MAX_WIDTH_IN` inches wide fits the 688 px text column
-without being shrunk, so a 10 pt tick label stays ``10 * 96 / 72 = 13.3`` px
-high on screen.
+screens and when zoomed. The image is shown at half its pixel width, so on a
+desktop a 10 pt tick label is ``10 * 96 / 72 = 13.3`` px high. On a phone the
+text column is :data:`PHONE_COLUMN_PX` wide and a wider figure is scaled down
+with its text; a figure at most :data:`MAX_SHOWN_PX` wide (``figsize`` at most
+:data:`MAX_WIDTH_IN` inches) keeps every text of at least :data:`MIN_FONT_PT`
+points :data:`MIN_PHONE_TEXT_PX` px high or more there. A figure with several
+panels is laid out for that width (panels stacked rather than side by side
+where they would get too narrow). Inside an exercise's solution the phone's
+column is 320 px, so a figure there is drawn at most 4.6 in wide; the site's
+tests measure every figure's text at 390 px (``tests/site/test_figures.py``).
 
 How the settings reach the figures (nothing here ships with a download):
 
@@ -18,8 +24,9 @@ How the settings reach the figures (nothing here ships with a download):
   before each example, and :func:`scraper` saves each figure at 192 dpi and
   shows it at half its pixel width.
 
-Both paths first run :func:`check_figure`: no legend may cover data, and
-every figure must fit the column, or the build fails.
+Both paths first run :func:`check_figure`: no legend may cover data, no text
+may be smaller than :data:`MIN_FONT_PT`, and every figure must be narrow enough
+to read on a phone, or the build fails.
 
 Every PNG the book writes is an 8-bit palette PNG (:func:`quantise`), about a
 third of the bytes of Matplotlib's 32-bit RGBA file: a plot has few colours
@@ -51,8 +58,18 @@ DISPLAY_DPI = 96
 SCALE = 2
 #: The text column of the theme at 1280 px is 688 px wide.
 COLUMN_PX = 688
-#: The widest ``figsize`` (inches) that is shown without being shrunk.
-MAX_WIDTH_IN = COLUMN_PX / DISPLAY_DPI
+#: The text column on a phone 390 px wide.
+PHONE_COLUMN_PX = 342
+#: The smallest text, in CSS px, a figure may show on that phone.
+MIN_PHONE_TEXT_PX = 9.0
+#: The smallest font size (points) of any text in a figure (tick labels too).
+MIN_FONT_PT = 10.0
+#: The widest a figure may be shown (CSS px): on the phone it is scaled by
+#: ``PHONE_COLUMN_PX / MAX_SHOWN_PX``, and text of ``MIN_FONT_PT`` stays
+#: ``MIN_PHONE_TEXT_PX`` high.
+MAX_SHOWN_PX = int(PHONE_COLUMN_PX * MIN_FONT_PT * DISPLAY_DPI / 72 / MIN_PHONE_TEXT_PX)
+#: The widest ``figsize`` (inches).
+MAX_WIDTH_IN = MAX_SHOWN_PX / DISPLAY_DPI
 
 #: Entries in the palette of every PNG the book writes.
 PALETTE_SIZE = 256
@@ -80,15 +97,29 @@ def apply() -> None:
 
 
 def check_figure(fig: Figure) -> None:
-    """Raise ``ValueError`` if ``fig`` is too wide or a legend of it covers data."""
+    """Raise ``ValueError`` if ``fig`` is too wide, has small text, or a legend covers data."""
+    from matplotlib.text import Text
+
     from lessons_code.plots import legend_covers_data
 
     width = fig.get_size_inches()[0]
     if width > MAX_WIDTH_IN + 1e-9:
         raise ValueError(
-            f"figure {_name(fig)!r} is {width:.2f} in wide; the text column holds "
-            f"{MAX_WIDTH_IN:.2f} in at {DISPLAY_DPI} dpi (wider figures are shrunk "
-            "and their text gets small)"
+            f"figure {_name(fig)!r} is {width:.2f} in wide; at most {MAX_WIDTH_IN:.2f} in "
+            f"keeps its text {MIN_PHONE_TEXT_PX:g} px high on a phone (stack its panels)"
+        )
+    small = sorted(
+        {
+            f"{text.get_text()!r} ({text.get_fontsize():g} pt)"
+            for text in fig.findobj(Text)
+            if text.get_visible()
+            and text.get_text().strip()
+            and float(text.get_fontsize()) < MIN_FONT_PT - 1e-9
+        }
+    )
+    if small:
+        raise ValueError(
+            f"figure {_name(fig)!r} has text smaller than {MIN_FONT_PT:g} pt: {', '.join(small)}"
         )
     for ax in fig.axes:
         if legend_covers_data(ax):
@@ -98,10 +129,10 @@ def check_figure(fig: Figure) -> None:
 def check_width(fig: Figure, pixels: int) -> int:
     """The width (CSS px) to show a PNG of ``pixels`` columns at; it must fit the column."""
     shown = round(pixels / SCALE)
-    if shown > COLUMN_PX:
+    if shown > MAX_SHOWN_PX:
         raise ValueError(
-            f"figure {_name(fig)!r} would be shown {shown} px wide, wider than the "
-            f"{COLUMN_PX} px column (it would be shrunk and its text get small)"
+            f"figure {_name(fig)!r} would be shown {shown} px wide, more than "
+            f"{MAX_SHOWN_PX} px (on a phone it would be shrunk and its text get small)"
         )
     return shown
 

@@ -1,6 +1,6 @@
 """Figures on lesson and gallery pages are sharp, legible and introduced.
 
-At the default 1280 px viewport, every content image (figures drawn at build
+At 1280 px and at 390 px (a phone), every content image (figures drawn at build
 time and hand-written diagrams; gallery thumbnails and theme icons excluded)
 is either SVG or a PNG with at least twice as many pixels across as it is
 shown wide, so it stays sharp on a HiDPI screen.
@@ -10,7 +10,9 @@ for the pages and the gallery, ``docs/_ext/book_figures.py``), and matplotlib
 records the dpi it saved at in each PNG's ``pHYs`` chunk. A label is then
 ``size_pt * dpi / 72`` pixels high in the file and
 ``size_pt * dpi / 72 * shown_width / pixel_width`` CSS pixels on the page,
-which must be at least 11.
+which must be at least 11 at 1280 px and 9 on the phone (where the column
+is 342 px wide; ``book_figures.check_figure`` keeps every text at least as
+large as the tick labels and every figure narrow enough).
 
 Every gallery thumbnail block (``minigallery``) on a lesson page follows a
 paragraph that introduces it ("Run it yourself: ...").
@@ -29,12 +31,15 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from site_support import DOCS, HTML, LESSON_PAGES, BuildResult
+from site_support import DOCS, HTML, LESSON_PAGES, BuildResult, settle
 
 sys.path.insert(0, str(DOCS / "_ext"))
 import book_figures
 
 MIN_TICK_PX = 11.0
+#: A phone held upright, and the smallest figure text it may show (issue 26).
+PHONE_WIDTH = 390
+MIN_PHONE_TEXT_PX = 9.0
 MIN_SCALE = 2.0
 #: File bits per pixel of a PNG a page shows. As palette PNGs the book's figures
 #: take 0.16 to 0.58 and the gallery's thumbnails 0.65 to 1.5; as Matplotlib's
@@ -90,27 +95,39 @@ def png_dpi(path: Path) -> float:
     raise AssertionError(f"{path.name} has no pHYs chunk: its dpi is unknown")
 
 
-def measure(browser, site_url: str, page: str) -> list[dict]:
+def measure(browser, site_url: str, page: str) -> tuple[list[dict], list[dict]]:
+    """The page's content images at 1280 px, then (the same tab, narrowed) at 390 px."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         tab = context.new_page()
         tab.goto(f"{site_url}/{page}", wait_until="load")
         tab.wait_for_load_state("networkidle")
-        return tab.evaluate(CONTENT_IMAGES_JS)
+        wide = tab.evaluate(CONTENT_IMAGES_JS)
+        tab.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
+        settle(tab)
+        return wide, tab.evaluate(CONTENT_IMAGES_JS)
     finally:
         context.close()
 
 
 def tick_px(image: dict, file: Path) -> float:
+    """CSS px height of the figure's tick labels, the smallest text it has (``check_figure``)."""
     size_pt = float(book_figures.RC["xtick.labelsize"])
     return size_pt * png_dpi(file) / 72 * image["shown"] / image["natural"]
 
 
 @pytest.mark.parametrize("page", LESSONS + EXAMPLES)
 def test_figures_are_sharp_with_legible_ticks(browser, site_url: str, page: str) -> None:
-    images = measure(browser, site_url, page)
+    images, phone = measure(browser, site_url, page)
     problems = []
     pngs = 0
+    for image in phone:
+        path = (HTML / page).parent / unquote(urlsplit(image["src"]).path)
+        if path.suffix != ".svg" and tick_px(image, path) < MIN_PHONE_TEXT_PX:
+            problems.append(
+                f"{image['src']} ({image['alt'][:40]!r}): at {PHONE_WIDTH} px its text is "
+                f"{tick_px(image, path):.1f} px high (< {MIN_PHONE_TEXT_PX:g})"
+            )
     for image in images:
         path = (HTML / page).parent / unquote(urlsplit(image["src"]).path)
         if path.suffix == ".svg":
