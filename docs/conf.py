@@ -189,7 +189,9 @@ html_js_files = ["a11y.js"]
 html_last_updated_fmt = None
 html_copy_source = True  # the theme's download button offers the page source
 html_show_sourcelink = False
-html_context = {"default_mode": "light"}
+# The reader's system colour scheme until they pick one with the theme's switch
+# (the head script in _templates/layout.html applies it before the page draws).
+html_context = {"default_mode": "auto"}
 # Search: lessons rank before examples, examples before reference pages
 # (read by Sphinx from the current directory, hence the absolute path).
 html_search_scorer = str(DOCS / "_ext" / "search_scorer.js")
@@ -200,6 +202,9 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "use_repository_button": False,
     "navigation_with_keys": False,
+    # Dark code: comments grey, quieter than the code (the theme's default dark
+    # style draws them bright yellow, the loudest text on the page).
+    "pygments_dark_style": "github-dark",
 }
 
 # Reproducible output: the same sources give the same bytes (the zips are
