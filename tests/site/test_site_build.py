@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import re
 
-from site_support import BuildResult
+from site_support import LESSON_PAGES, BuildResult, site_pages
 
 WARNING = re.compile(r"(WARNING|ERROR|CRITICAL):")
 
@@ -56,3 +57,31 @@ def test_glued_difference_is_in_the_prose(built_site: BuildResult) -> None:
     )
     assert match, "the glued maximum difference is missing from the page"
     assert 0.0 < float(match.group(1)) < 1e-6
+
+
+DESCRIPTION = re.compile(r'<meta name="description" content="([^"]*)" />')
+
+
+def test_every_page_has_a_description(built_site: BuildResult) -> None:
+    """Search engines and link previews get each page's own summary (issue 26).
+
+    Every page has one description of 20 to 160 characters, the same text as
+    its link preview; a lesson's is the start of its opening paragraph, so
+    no two lessons share one.
+    """
+    problems = []
+    lessons = {}
+    for path in site_pages(built_site.html):
+        text = path.read_text(encoding="utf-8")
+        found = DESCRIPTION.findall(text)
+        name = path.relative_to(built_site.html).as_posix()
+        if len(found) != 1 or not 20 <= len(html.unescape(found[0])) <= 160:
+            problems.append(f"{name}: {found}")
+        elif f'<meta property="og:description" content="{found[0]}" />' not in text:
+            problems.append(f"{name}: no og:description equal to its description")
+        if name in LESSON_PAGES:
+            lessons[name] = found[0] if found else ""
+    assert problems == []
+    assert len(set(lessons.values())) == len(LESSON_PAGES), lessons
+    assert "$" not in "".join(lessons.values())
+    assert "\\" not in "".join(lessons.values())
