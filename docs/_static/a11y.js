@@ -23,9 +23,28 @@ document.addEventListener("DOMContentLoaded", () => {
     document.body,
     { subtree: true, attributeFilter: ["data-toggle-hint"] },
   );
-  // A citation list is a plain container, not an ARIA list without items.
-  document.querySelectorAll(".citation-list[role='list']").forEach((list) => {
-    list.removeAttribute("role");
+  // The bibliography is an ARIA list whose entries have the role
+  // doc-biblioentry, which ARIA 1.2 no longer allows (axe-core's
+  // "aria-allowed-role"): each entry is an item of the list.
+  document.querySelectorAll(".citation-list[role='list'] > .citation").forEach((entry) => {
+    entry.setAttribute("role", "listitem");
+  });
+  // The primary sidebar holds the book's title and its contents; only the
+  // contents are a <nav>, so the title sat outside every landmark (axe-core's
+  // "region"). The whole sidebar is one: the book's navigation, beside the page.
+  const sidebar = document.getElementById("pst-primary-sidebar");
+  if (sidebar && !sidebar.hasAttribute("role")) {
+    sidebar.setAttribute("role", "complementary");
+    sidebar.setAttribute("aria-label", "Book navigation");
+  }
+  // A table pandas prints has empty header cells: above the row labels, and in
+  // the row of the index's name where its columns have none. An empty cell is
+  // no header (axe-core's "empty-table-header"): it becomes a plain cell.
+  document.querySelectorAll("article thead th").forEach((th) => {
+    if (th.textContent.trim() !== "") return;
+    const cell = document.createElement("td");
+    for (const { name, value } of th.attributes) cell.setAttribute(name, value);
+    th.replaceWith(cell);
   });
 });
 // Code blocks, display formulas and tables scroll sideways inside their own box
