@@ -63,6 +63,21 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def site(session: nox.Session) -> None:
+    """Build the site to publish: the HTML (as ``docs``), then the PDF, which the site links.
+
+    Not part of the cold-build budget: printing the PDF takes a browser and
+    about half a minute more. ``nox -s docs`` stays the one-command build.
+    """
+    _install(session, "docs", "test")  # Playwright and pypdf are in `test`
+    session.run(
+        "sphinx-build", *SPHINX_FLAGS, *SPHINX_DOCTREES, *session.posargs, str(DOCS), str(HTML)
+    )
+    session.run("python", str(ROOT / "book_pdf.py"), env={**BUILD_ENV, **_reproducible()})
+    session.log(f"The site, with its PDF, is in {HTML}.")
+
+
+@nox.session(python=PYTHON, default=False)
 def pdf(session: nox.Session) -> None:
     """Build the book as one PDF into docs/_build/pdf/transformer-book.pdf (book_pdf.py).
 

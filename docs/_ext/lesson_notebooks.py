@@ -30,10 +30,11 @@ environment with only the reader's install.
 
 The role ``{book-pdf}`text``` links the book as one PDF, where ``nox -s pdf``
 (book_pdf.py) wrote it, as a Sphinx download (copied into ``_downloads/``),
-with its page count and size; on a site built without it, it says how to
-build it. Sphinx re-reads the page when the PDF changes or goes (it is a
-dependency of the page); the ``env-get-outdated`` hook re-reads the landing
-page when the PDF appears.
+with its page count and size; a site built without it says nothing of a PDF
+(docs/conf.py sets the tag ``book_pdf`` only where the file is). Sphinx
+re-reads the page when the PDF changes or goes (it is a dependency of the
+page); the ``env-get-outdated`` hook re-reads the landing page when the PDF
+appears.
 """
 
 from __future__ import annotations
@@ -501,14 +502,15 @@ def book_pdf_role(
     options: dict[str, Any] | None = None,
     content: list[str] | None = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """``{book-pdf}`Download the PDF```: the link, its page count and size, or how to build it."""
+    """``{book-pdf}`Download the PDF```: the link, its page count and size.
+
+    Without a PDF it is the plain text; the landing page shows its section on
+    the PDF only where there is one (``only:: book_pdf``, a tag docs/conf.py sets).
+    """
     env = inliner.document.settings.env
     pdf = Path(env.srcdir) / PDF
     if not pdf.is_file():
-        found = nodes.inline(rawtext, "this copy of the site was built without it (")
-        found += nodes.literal("nox -s pdf", "nox -s pdf")
-        found += nodes.Text(" builds it and links it here)")
-        return [found], []
+        return [nodes.inline(rawtext, text)], []
     facts_file = Path(env.srcdir) / PDF_FACTS  # none next to a PDF of an older book_pdf.py
     facts = json.loads(facts_file.read_text(encoding="utf-8")) if facts_file.is_file() else {}
     link = addnodes.download_reference(

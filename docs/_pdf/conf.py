@@ -60,17 +60,18 @@ _SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
 def _front_page(text: str) -> str:
     """The landing page as the book's front page: its title, introduction and the parts.
 
-    The reader's sections (running the examples, rebuilding the book) are
-    left out; "What you will learn" and "Prerequisites" become headings that
-    are not sections, so that every lesson is a chapter of the book, not a
-    subsection of the landing page's last section.
+    The sections from "Running the examples yourself" on (downloads, the
+    PDF itself) and the maintainers' page are left out; "What you will learn"
+    and "Prerequisites" become headings that are not sections, so that every
+    lesson is a chapter of the book, not a subsection of the landing page's
+    last section.
     """
     cut = text.find("## Running the examples yourself")
     head = text[:cut] if cut >= 0 else text
     head = _SECTION.sub(lambda m: f"```{{rubric}} {m.group(1)}\n```", head)
     parts = re.findall(r"```\{toctree\}\n(.*?)```", text, re.DOTALL)
     entries = [line.strip() for part in parts for line in part.splitlines()]
-    left_out = {"", "api", "auto_examples/index"}
+    left_out = {"", "api", "auto_examples/index", "maintainers"}
     pages = [entry for entry in entries if entry not in left_out and not entry.startswith(":")]
     toctree = "\n".join(pages)
     return f"{head}\n```{{toctree}}\n:maxdepth: 2\n\n{toctree}\n```\n"

@@ -28,7 +28,7 @@ from book_tools import find_chromium
 pytestmark = pytest.mark.browser
 
 #: Pages of the book that are not lessons, and the toctree entries the PDF leaves out.
-NOT_LESSONS = {"glossary", "bibliography", "api", "auto_examples/index"}
+NOT_LESSONS = {"glossary", "bibliography", "api", "auto_examples/index", "maintainers"}
 #: Formulas whose text must come out of the PDF (white space removed, NFKC):
 #: scaled dot-product attention (Q K-transposed over the root of d_k) and
 #: the sinusoidal encoding.
@@ -65,6 +65,12 @@ def _lessons() -> list[str]:
         if line.strip() and not line.startswith(":")
     ]
     return [entry for entry in entries if entry not in NOT_LESSONS]
+
+
+def _section_ids(page: str, level: int) -> list[str]:
+    """The ids of the sections whose titles are the page's ``<h{level}>`` headings, in order."""
+    html = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    return re.findall(rf'<section id="([^"]+)">\s*<h{level}\b', html)
 
 
 def _headings(page: str, level: int) -> list[str]:
@@ -120,7 +126,7 @@ def book(built_site: BuildResult, artifacts: Path) -> Book:
     """The PDF, built by book_pdf.build_pdf after the site; its figures saved for a maintainer."""
     if find_chromium() is None:
         skip_or_fail("NO BROWSER: Chromium not found (it prints the PDF); PDF tests skipped")
-    before = None if book_pdf.PDF.is_file() else _landing_paragraph()
+    before = None if book_pdf.PDF.is_file() else _landing_article()
     start = time.perf_counter()
     path = _build_pdf()
     seconds = time.perf_counter() - start
@@ -129,6 +135,14 @@ def book(built_site: BuildResult, artifacts: Path) -> Book:
     report = {"pages": len(reader.pages), "bytes": path.stat().st_size, "seconds": seconds}
     (artifacts / "pdf.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return Book(path, reader, text, seconds, before)
+
+
+def _landing_article() -> str:
+    """The HTML of the landing page's article (its text, without the theme's menus)."""
+    html = (HTML / "index.html").read_text(encoding="utf-8")
+    found = re.search(r"<article\b.*?</article>", html, re.DOTALL)
+    assert found, "the landing page has no <article>"
+    return found.group(0)
 
 
 def _landing_paragraph() -> str:
@@ -150,14 +164,16 @@ def test_landing_page_links_the_pdf(book: Book) -> None:
     assert f"({len(book.reader.pages)} pages, {size:.1f} MB)" in paragraph
 
 
-def test_landing_page_without_the_pdf_says_how_to_build_it(book: Book) -> None:
-    """A site built before the PDF names the command that builds it, and links nothing."""
+def test_landing_page_without_the_pdf_says_nothing_of_it(book: Book) -> None:
+    """A site built before the PDF (``nox -s docs`` alone) neither links nor mentions one."""
     before = book.landing_before
     if before is None:
         pytest.skip("a PDF was already built when the session started (a fresh clone has none)")
     assert "transformer-book.pdf" not in before
+    assert 'id="reading-offline"' not in before
     text = " ".join(re.sub(r"<[^>]+>", "", before).split())
-    assert "built without it (nox -s pdf builds it and links it here)" in text
+    assert "PDF" not in text, text[:2000]
+    assert "nox" not in text, text[:2000]
 
 
 def test_pdf_size_and_pages(book: Book) -> None:
@@ -180,15 +196,39 @@ def test_pdf_outline_has_every_lesson_and_the_appendix(book: Book) -> None:
     assert solutions, "no bookmark for any solution in the appendix"
 
 
+def _explorer_sections(page: str) -> list[str]:
+    """The ids of the page's sections that hold an explorer (and no section of their own)."""
+    html = (HTML / f"{page}.html").read_text(encoding="utf-8")
+    parts = re.split(r'<section id="([^"]+)">', html)
+    return [parts[i] for i in range(1, len(parts), 2) if "data-explorer=" in parts[i + 1]]
+
+
 def test_pdf_has_every_section_title(book: Book) -> None:
-    """The text of every lesson's section titles (its <h2>) is in the PDF."""
+    """Every lesson's section titles (its <h2>) are in the PDF, but not the explorers' sections.
+
+    A section built around an explorer ("Try it: ...") asks the reader to move
+    controls; paper has none, so print.css leaves it out.
+    """
+    explorers = {page: _explorer_sections(page) for page in _lessons()}
+    assert sum(map(len, explorers.values())) >= 2, explorers
+    headings = {
+        page: dict(zip(_section_ids(page, 2), _headings(page, 2), strict=True))
+        for page in _lessons()
+    }
     missing = [
         f"{page}: {title}"
-        for page in _lessons()
-        for title in _headings(page, 2)
-        if _squeeze(title) not in book.text
+        for page, titles in headings.items()
+        for section, title in titles.items()
+        if section not in explorers[page] and _squeeze(title) not in book.text
     ]
     assert not missing
+    printed = [
+        f"{page}: {headings[page][section]}"
+        for page, sections in explorers.items()
+        for section in sections
+        if section in headings[page] and _squeeze(headings[page][section]) in book.text
+    ]
+    assert not printed, "an explorer's section is printed"
 
 
 def test_pdf_formulas_are_typeset(book: Book) -> None:
