@@ -61,13 +61,26 @@ const SCROLL_BOXES = [
   "div.display-math > .katex",
   "table.dataframe",
 ].join(", ");
+// A box that scrolls sideways also shows that it does: data-more names the
+// sides ("left", "right") it continues past, and narrow.css fades that edge.
+const markMore = (box) => {
+  const more = [];
+  if (box.scrollLeft > 1) more.push("left");
+  if (box.scrollLeft + box.clientWidth < box.scrollWidth - 1) more.push("right");
+  if (more.length) box.dataset.more = more.join(" ");
+  else delete box.dataset.more;
+};
 const reach = (box) => {
   if (box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight) box.tabIndex = 0;
   else box.removeAttribute("tabindex");
+  markMore(box);
 };
 const resized = new ResizeObserver((entries) => entries.forEach((entry) => reach(entry.target)));
 document.addEventListener("DOMContentLoaded", () => {
-  document.querySelectorAll(SCROLL_BOXES).forEach((box) => resized.observe(box));
+  document.querySelectorAll(SCROLL_BOXES).forEach((box) => {
+    resized.observe(box);
+    box.addEventListener("scroll", () => markMore(box), { passive: true });
+  });
 });
 // Formulas are measured again once the page's fonts have loaded.
 window.addEventListener("load", () => document.querySelectorAll(SCROLL_BOXES).forEach(reach));
