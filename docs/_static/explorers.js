@@ -93,6 +93,135 @@
     list.replaceChildren(...items);
   }
 
+  // -- A line chart, drawn as inline SVG ------------------------------------------
+
+  const SVG_NS = "http://www.w3.org/2000/svg";
+
+  /** An SVG element with attributes and children. */
+  function svgEl(tag, attrs = {}, ...children) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+    node.append(...children);
+    return node;
+  }
+
+  /** A number as the page prints it: a true minus sign, "+" on request. */
+  function signed(v, plus = false) {
+    return `${v > 0 && plus ? "+" : ""}${v}`.replace("-", "−");
+  }
+
+  /** Integer ticks in [lo, hi] at the smallest round step that leaves ``gap`` units between them. */
+  function integerTicks(lo, hi, gap) {
+    const step = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500].find((s) => s >= gap) ?? hi - lo;
+    const ticks = [];
+    for (let k = Math.ceil(lo / step); k * step <= hi; k++) ticks.push(k * step);
+    return ticks;
+  }
+
+  /**
+   * A titled line chart and, on demand, its numbers as a table.
+   *
+   * ``draw`` takes the points (x, y), the fixed axes' ranges and ticks, the
+   * axis labels, the x of a marked point, the chart's accessible name and the
+   * table's caption, columns and rows. The chart is drawn at the width of its
+   * box in CSS pixels, so its text is the page's size at any window width, and
+   * redrawn when that width changes.
+   */
+  function lineChart(quantity) {
+    const heading = el("p", { class: "explorer-heading" });
+    const box = el("div", { class: "explorer-chart" });
+    const note = el("p", { class: "explorer-chart-note" });
+    const caption = el("caption");
+    const head = el("tr");
+    const body = el("tbody");
+    const table = el("table", { class: "explorer-table", "data-quantity": quantity }, caption, el("thead", {}, head), body);
+    const details = el("details", { class: "explorer-numbers" }, el("summary", {}, "Show the numbers"), table);
+    let last = null;
+    let drawnWidth = -1;
+
+    function plot(spec) {
+      const width = box.clientWidth || 640;
+      const em = parseFloat(getComputedStyle(box).fontSize) || 14;
+      const height = Math.round(Math.max(15 * em, Math.min(20 * em, 0.42 * width)));
+      const yTickWidth = Math.max(...spec.yTicks.map((t) => signed(t).length)) * 0.62 * em;
+      const margin = { left: 2 * em + yTickWidth, right: 1.2 * em, top: 1.6 * em, bottom: 3 * em };
+      const right = width - margin.right;
+      const bottom = height - margin.bottom;
+      const [x0, x1] = spec.xRange;
+      const [y0, y1] = spec.yRange;
+      const sx = (x) => margin.left + ((x - x0) / (x1 - x0)) * (right - margin.left);
+      const sy = (y) => bottom - ((y - y0) / (y1 - y0)) * (bottom - margin.top);
+      const round = (v) => Math.round(v * 100) / 100;
+
+      const xTicks = integerTicks(x0, x1, (4 * em * (x1 - x0)) / (right - margin.left));
+      const grid = svgEl("g", { class: "explorer-grid" });
+      const axes = svgEl("g", { class: "explorer-axes" });
+      for (const t of spec.yTicks) {
+        grid.append(svgEl("line", { x1: margin.left, x2: right, y1: round(sy(t)), y2: round(sy(t)) }));
+        axes.append(svgEl("text", { x: margin.left - 0.4 * em, y: round(sy(t)), "text-anchor": "end", "dominant-baseline": "middle" }, signed(t)));
+      }
+      for (const t of xTicks) {
+        axes.append(
+          svgEl("line", { x1: round(sx(t)), x2: round(sx(t)), y1: bottom, y2: bottom + 0.35 * em }),
+          svgEl("text", { x: round(sx(t)), y: bottom + 0.5 * em, "text-anchor": "middle", "dominant-baseline": "hanging" }, signed(t)),
+        );
+      }
+      axes.append(
+        svgEl("line", { x1: margin.left, x2: right, y1: bottom, y2: bottom }),
+        svgEl("line", { x1: margin.left, x2: margin.left, y1: margin.top, y2: bottom }),
+        svgEl("text", { class: "explorer-axis-label", x: (margin.left + right) / 2, y: height - 0.3 * em, "text-anchor": "middle" }, spec.xLabel),
+        svgEl(
+          "text",
+          { class: "explorer-axis-label", transform: `translate(${0.9 * em} ${(margin.top + bottom) / 2}) rotate(-90)`, "text-anchor": "middle" },
+          spec.yLabel,
+        ),
+      );
+      const [mx, my] = spec.marker;
+      const marker = svgEl(
+        "g",
+        { class: "explorer-marker" },
+        svgEl("line", { x1: round(sx(mx)), x2: round(sx(mx)), y1: margin.top, y2: bottom }),
+        svgEl("circle", { cx: round(sx(mx)), cy: round(sy(my)), r: 0.3 * em }),
+        svgEl("text", { x: round(sx(mx)) + 0.5 * em, y: margin.top - 0.5 * em }, spec.markerLabel),
+      );
+      const curve = svgEl("polyline", {
+        class: "explorer-curve",
+        points: spec.points.map(([x, y]) => `${round(sx(x))},${round(sy(y))}`).join(" "),
+      });
+      const svg = svgEl(
+        "svg",
+        { role: "img", "aria-label": spec.label, viewBox: `0 0 ${width} ${height}`, width, height },
+        svgEl("title", {}, spec.label),
+        grid,
+        axes,
+        marker,
+        curve,
+      );
+      box.replaceChildren(svg);
+      drawnWidth = box.clientWidth;
+    }
+
+    function draw(spec) {
+      last = spec;
+      heading.textContent = spec.title;
+      note.textContent = spec.note;
+      caption.textContent = spec.caption;
+      head.replaceChildren(...spec.columns.map((name) => el("th", { scope: "col" }, name)));
+      body.replaceChildren(
+        ...spec.rows.map(([name, ...cells]) =>
+          el("tr", {}, el("th", { scope: "row" }, name), ...cells.map((cell) => (cell instanceof Node ? cell : el("td", {}, cell)))),
+        ),
+      );
+      plot(spec);
+    }
+
+    // The box has no width while the explorer is hidden; draw again once it has one.
+    new ResizeObserver(() => {
+      if (last && box.clientWidth !== drawnWidth) plot(last);
+    }).observe(box);
+    return { node: el("div", { class: "explorer-figure" }, heading, box, note, details), draw };
+  }
+
   // -- Attention ---------------------------------------------------------------
 
   const matmul = (a, b) => a.map((row) => b[0].map((_, j) => row.reduce((s, x, k) => s + x * b[k][j], 0)));
@@ -202,7 +331,7 @@
       });
 
     const vectorBars = bars("", "encoding");
-    const dotBars = bars("", "dots");
+    const dotChart = lineChart("dots");
     const waveBars = bars("", "wavelengths");
 
     function render() {
@@ -218,12 +347,35 @@
         signed: true,
       });
       const dots = Array.from({ length: T }, (_, p) => encode(p, D).reduce((s, x, j) => s + x * pe[j], 0));
-      dotBars.heading.textContent = `Dot product of position ${pos} with every position p (offset p − ${pos} in brackets)`;
-      fill(dotBars.list, dots, {
-        labels: dots.map((_, p) => `${p} (${p - pos > 0 ? "+" : ""}${p - pos})`),
-        digits: 2,
-        scale: (x) => x / (D / 2),
-        signed: true,
+      // The offsets p - pos reached from this position, on an axis of every offset any position reaches.
+      const offsets = dots.map((_, p) => p - pos);
+      const others = offsets.filter((k) => k !== 0);
+      const next = Math.max(...others.map((k) => dots[k + pos]));
+      const nextAt = others.filter((k) => Math.abs(dots[k + pos] - next) <= 1e-9 * D);
+      const nextText = `${fixed(next, 2)} at offset${nextAt.length > 1 ? "s" : ""} ${nextAt.map((k) => signed(k, true)).join(" and ")}`;
+      const reach = `${signed(offsets[0])} to ${signed(offsets[T - 1], true)}`;
+      dotChart.draw({
+        title: `Dot product PE(pos) · PE(p) of position ${pos} with every position p, against the offset p − pos (D = ${D})`,
+        label:
+          `Line chart of the dot product of the encoding of position ${pos} with that of every position p, ` +
+          `against the offset p − pos, from ${reach}, for D = ${D}. It peaks at ${fixed(D / 2, 2)} at offset 0; ` +
+          `the highest value at another offset is ${nextText}. The numbers are in the table below the chart.`,
+        note: `Peak ${fixed(D / 2, 2)} at offset 0 (position ${pos}); the highest elsewhere is ${nextText}.`,
+        points: offsets.map((k, i) => [k, dots[i]]),
+        xRange: [-(T - 1), T - 1],
+        yRange: [-D / 2, D / 2],
+        yTicks: [-D / 2, -D / 4, 0, D / 4, D / 2],
+        xLabel: "offset p − pos",
+        yLabel: "dot product",
+        marker: [0, D / 2],
+        markerLabel: `position ${pos}`,
+        caption: `Dot product PE(pos) · PE(p) of position ${pos} with every position p, D = ${D}`,
+        columns: ["p", "offset p − pos", "dot product"],
+        rows: dots.map((v, p) => [
+          String(p),
+          signed(offsets[p], true),
+          el("td", { class: "explorer-value", "data-value": String(v) }, signed(fixed(v, 2))),
+        ]),
       });
       const waves = Array.from({ length: D / 2 }, (_, i) => (2 * Math.PI) / frequency(i, D));
       waveBars.heading.textContent = `Wavelength of each pair i (columns 2i and 2i + 1), in positions (D = ${D}; bars on a log scale)`;
@@ -246,7 +398,7 @@
         render();
       }),
     );
-    root.append(controls, vectorBars.node, dotBars.node, waveBars.node);
+    root.append(controls, vectorBars.node, dotChart.node, waveBars.node);
     render();
   }
 

@@ -10,6 +10,12 @@ same settings, on the data the page embeds, to a relative tolerance of
 makes no request to another host and logs no error. The time the first
 interaction takes and the largest relative difference are written to
 ``test-artifacts/explorers.json`` and printed (run with ``-s``), not asserted.
+
+The positional explorer draws its dot products as a line chart (an inline
+SVG) with the numbers in a table: the curve must have one point per offset,
+placed on axes that are linear in the offset and in the table's values, and
+it must change when a control does. The chart is checked again in a 390 px
+window, in the same page load.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from site_support import PageVisit
+from site_support import PageVisit, settle
 
 from lessons_code.attention import causal_mask, self_attention
 from lessons_code.positional import positional_encoding_numpy
@@ -73,7 +79,8 @@ def _shown(visit: PageVisit, quantity: str) -> np.ndarray:
     values = np.array([float(value) for value, _ in pairs])
     for value, (_, text) in zip(values, pairs, strict=True):
         digits = len(text.split(".")[1]) if "." in text else 0
-        assert abs(float(text) - value) <= 0.5 * 10.0**-digits + 1e-12, (quantity, text, value)
+        number = float(text.replace("\u2212", "-"))  # the chart's table prints a true minus
+        assert abs(number - value) <= 0.5 * 10.0**-digits + 1e-12, (quantity, text, value)
     return values
 
 
@@ -228,7 +235,63 @@ def _expected_positional(data: dict[str, Any], width: int, position: int) -> dic
     }
 
 
-def _check_positional(visit: PageVisit, data: dict[str, Any], width: int, position: int) -> None:
+#: The dot products' chart and table, as the page has them.
+CHART_JS = """
+(root) => {
+  const svg = root.querySelector(".explorer-chart svg");
+  const table = root.querySelector("table[data-quantity='dots']");
+  const box = (node) => { const r = node.getBoundingClientRect(); return [r.left, r.right]; };
+  return {
+    role: svg.getAttribute("role"),
+    label: svg.getAttribute("aria-label"),
+    title: svg.querySelector("title")?.textContent ?? "",
+    curves: Array.from(svg.querySelectorAll("polyline, path"), (c) => c.getAttribute("points")),
+    ticks: Array.from(svg.querySelectorAll(".explorer-axes text"), box),
+    svg: box(svg),
+    caption: table.caption?.textContent ?? "",
+    summary: table.closest("details")?.querySelector("summary")?.textContent ?? "",
+    columns: Array.from(table.tHead.rows[0].cells, (c) => `${c.tagName}:${c.scope}`),
+    rows: Array.from(table.tBodies[0].rows, (r) => `${r.cells[0].tagName}:${r.cells[0].scope}`),
+    offsets: Array.from(table.tBodies[0].rows, (r) => r.cells[1].textContent),
+  };
+}
+"""
+
+
+def _check_chart(visit: PageVisit, dots: np.ndarray, width: int, position: int) -> str:
+    """The chart draws ``dots`` (the table's values) against the offset; its points.
+
+    One polyline with a point per offset; its x is an affine, increasing
+    function of the offset and its y an affine, decreasing one of the value
+    (SVG's y points down), to the rounding of the drawn coordinates.
+    """
+    chart = visit.page.locator("div.explorer").evaluate(CHART_JS)
+    what = f"chart, D = {width}, position {position}"
+    assert chart["role"] == "img", what
+    for name in (chart["label"], chart["title"], chart["caption"]):
+        assert f"position {position}" in name, (what, name)
+        assert f"D = {width}" in name, (what, name)
+    assert chart["summary"] == "Show the numbers", what
+    assert chart["columns"] == ["TH:col"] * 3, (what, chart["columns"])
+    assert set(chart["rows"]) == {"TH:row"}, (what, chart["rows"])
+    offsets = np.arange(len(dots)) - position
+    shown = [int(text.replace("\u2212", "-")) for text in chart["offsets"]]
+    assert shown == offsets.tolist(), (what, shown)
+    assert len(chart["curves"]) == 1, (what, chart["curves"])
+    points = np.array([pair.split(",") for pair in chart["curves"][0].split()], dtype=np.float64)
+    assert points.shape == (len(offsets), 2), (what, points.shape)
+    for coordinate, values, sign in ((points[:, 0], offsets, 1), (points[:, 1], dots, -1)):
+        slope, intercept = np.polyfit(values, coordinate, 1)
+        assert sign * slope > 0, (what, slope)
+        residual = np.abs(coordinate - (slope * values + intercept)).max()
+        assert residual <= 0.02, (what, residual)
+    left, right = chart["svg"]
+    assert all(left - 1 <= a and b <= right + 1 for a, b in chart["ticks"]), (what, chart["ticks"])
+    return chart["curves"][0]
+
+
+def _check_positional(visit: PageVisit, data: dict[str, Any], width: int, position: int) -> str:
+    """Compare the widget with the package; the chart's points, to see them change."""
     root = visit.page.locator("div.explorer")
     widths = root.get_by_role("group", name="Model width D")
     assert widths.get_by_role("radio", name=str(width), exact=True).is_checked()
@@ -237,6 +300,7 @@ def _check_positional(visit: PageVisit, data: dict[str, Any], width: int, positi
     for quantity, values in expected.items():
         what = f"{quantity}, D = {width}, position {position}"
         _compare(_name(visit), _shown(visit, quantity), values, what)
+    return _check_chart(visit, _shown(visit, "dots"), width, position)
 
 
 def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> None:
@@ -247,23 +311,23 @@ def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> Non
         assert root.is_visible(), f"{page}: the explorer is not shown"
         data = root.evaluate(DATA_JS)
         width, position = data["width"], 0
-        _check_positional(visit, data, width, position)
+        curves = {(width, position): _check_positional(visit, data, width, position)}
 
         widths = root.get_by_role("group", name="Model width D")
         first = data["widths"][0]
         _first_interaction(visit, f"div.explorer fieldset input[value='{first}']", page)
         width = first
-        _check_positional(visit, data, width, position)
+        curves[width, position] = _check_positional(visit, data, width, position)
 
         for width in data["widths"]:  # clicks
             widths.get_by_role("radio", name=str(width), exact=True).click()
-            _check_positional(visit, data, width, position)
+            curves[width, position] = _check_positional(visit, data, width, position)
         slider = root.get_by_role("slider", name="Position")
         box = slider.bounding_box()
         assert box is not None
         slider.click(position={"x": box["width"] - 2, "y": box["height"] / 2})  # the far end
         position = data["positions"] - 1
-        _check_positional(visit, data, width, position)
+        curves[width, position] = _check_positional(visit, data, width, position)
 
         slider.focus()  # keyboard
         for key, position in (("Home", 0), ("ArrowRight", 1), ("ArrowUp", 2), ("PageUp", 7)):
@@ -271,11 +335,22 @@ def test_positional_explorer_matches_lessons_code(browser, site_url: str) -> Non
             if key == "PageUp":  # Chromium's page step for a range
                 position = int(slider.input_value())
                 assert position > 2
-            _check_positional(visit, data, width, position)
+            curves[width, position] = _check_positional(visit, data, width, position)
         widths.get_by_role("radio", name=str(width), exact=True).focus()
         visit.page.keyboard.press("ArrowLeft")
         width = data["widths"][-2]
-        _check_positional(visit, data, width, position)
+        curves[width, position] = _check_positional(visit, data, width, position)
+        # Every width and every position drawn gave its own curve.
+        assert len(set(curves.values())) == len(curves), sorted(curves)
+
+        # A phone's width: the chart is drawn again to fit, with the same points' count.
+        visit.page.set_viewport_size({"width": 390, "height": 844})
+        settle(visit.page)
+        narrow = _check_positional(visit, data, width, position)
+        assert narrow != curves[width, position], "the chart was not redrawn at 390 px"
+        chart = root.locator(".explorer-chart svg").bounding_box()
+        assert chart is not None
+        assert 0 <= chart["x"] <= chart["x"] + chart["width"] <= 390, chart
 
         assert visit.foreign == [], f"{page}: requests to other hosts"
         assert visit.console_errors == [], f"{page}: {visit.console_errors}"
@@ -301,8 +376,13 @@ def test_every_control_takes_the_keyboard_focus_visibly(browser, site_url: str, 
     visit = PageVisit(browser, site_url, page)
     try:
         root = visit.page.locator("div.explorer")
-        # One stop per radio group (the checked radio), checkbox and slider.
-        stops = root.locator("fieldset").count() + root.locator("input:not([type=radio])").count()
+        # One stop per radio group (the checked radio), checkbox, slider and
+        # "Show the numbers".
+        stops = (
+            root.locator("fieldset").count()
+            + root.locator("input:not([type=radio])").count()
+            + root.locator("summary").count()
+        )
         root.locator("input:checked").first.focus()
         seen = []
         for _ in range(stops):
