@@ -12,7 +12,8 @@ lesson's source into cells, and this extension rewrites what no library does:
   ``{numref}`` and ``{doc}`` links relative within the zip (another lesson's
   notebook, at the section's heading), or text for a page that is not a
   lesson; ``{term}`` a link to the notebook's own glossary, at its end, which
-  defines the terms the lesson links; ``{eq}`` the equation's number,
+  defines the terms the lesson links; ``{eq}`` the equation's number on the
+  site (numbered across the book, as figures are),
   ``{cite:p}``/``{cite:t}`` author and year, ``{func}`` and its kin the
   object's name as code;
 * directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 from claims import glued_values
 from docutils import nodes
+from docutils.nodes import make_id
 from listing import listing_lines
 from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
@@ -173,7 +175,7 @@ class _Converter:
             docname = key.lstrip("/")
             return self._link(title or self.env.titles[docname].astext(), docname)
         if name == "eq":
-            return f"({self.math.equations[key][1]})"
+            return f"({self.equation_number(key)})"
         if name.startswith("cite:"):
             keys = [k.strip() for k in text.split(",")]
             if name == "cite:t":
@@ -185,6 +187,24 @@ class _Converter:
             kind = name.rsplit(":", 1)[-1]
             return f"`{shown}()`" if kind in ("func", "meth") and not title else f"`{shown}`"
         raise ExtensionError(f"{self.docname}: no notebook form for the role {{{name}}}")
+
+    def equation_number(self, label: str) -> str:
+        """The number the site gives the equation ``label``, as Sphinx's math domain does.
+
+        With ``math_numfig`` the site numbers equations across the book, as it
+        numbers figures; the domain's own number restarts on every page.
+        """
+        docname, number = self.math.equations.get(label, (None, None))
+        if docname is None:
+            raise ExtensionError(f"{self.docname}: no equation {label!r}")
+        config = self.app.config
+        if not (config.math_numfig and config.numfig):
+            return str(number)
+        numbers = self.env.toc_fignumbers.get(docname, {}).get("displaymath", {})
+        found = numbers.get(make_id(f"equation-{label}"))
+        if not found:
+            raise ExtensionError(f"{self.docname}: the site gives equation {label!r} no number")
+        return str(config.math_numsep).join(".".join(map(str, found)).rsplit(".", 1))
 
     def inline(self, text: str) -> str:
         return _ROLE.sub(self._role, text)
@@ -198,8 +218,8 @@ class _Converter:
             options[option] = value.strip()
         body = "\n".join(lines).strip("\n")
         if name == "math":
-            number = self.math.equations.get(options.get("label", ""), (None, None))[1]
-            tag = f" \\tag{{{number}}}" if number else ""
+            label = options.get("label", "")
+            tag = f" \\tag{{{self.equation_number(label)}}}" if label else ""
             return [(self.in_solution, f"$$\n{body}{tag}\n$$")]
         if name == "listing":
             _, code = listing_lines(argument)

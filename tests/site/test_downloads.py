@@ -652,3 +652,40 @@ def test_lesson_notebook_carries_the_page_numbers(
             wrong.append(f"{key} ({what}) is {glued[key]}: {reason}")
     request.node.user_properties.append(("claims", len(claims)))
     assert wrong == [], f"{name}.ipynb differs from its page:\n" + "\n".join(wrong)
+
+
+#: A display formula of a page and its number: KaTeX's MathML, then the number.
+PAGE_EQUATION = re.compile(
+    r'<div class="math[^"]*" id="equation-([\w-]+)">.*?<span class="eqno">\(([\d.]+)\)', re.S
+)
+#: A numbered formula of a notebook, and a reference to one in its text.
+NOTEBOOK_TAG = re.compile(r"\\tag\{([\d.]+)\}")
+NOTEBOOK_EQ_REF = re.compile(r"\(([\d.]+)\)")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_numbers_equations_as_the_site(
+    name: str, built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    """The notebook's formulas carry the numbers the site gives them (across the book).
+
+    And each ``{eq}`` reference of the page's source reads, in the notebook,
+    as the number the site shows for it.
+    """
+    html = (built_site.html / f"{name}.html").read_text(encoding="utf-8")
+    site = dict(PAGE_EQUATION.findall(html))
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    assert sorted(NOTEBOOK_TAG.findall(text)) == sorted(site.values()), (
+        f"{name}.ipynb numbers its formulas {NOTEBOOK_TAG.findall(text)}, the site {site}"
+    )
+    source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    referenced = set(re.findall(r"\{eq\}`([\w-]+)`", source))
+    all_site = {}
+    for page in LESSONS:
+        all_site.update(
+            PAGE_EQUATION.findall((built_site.html / f"{page}.html").read_text("utf-8"))
+        )
+    shown = set(NOTEBOOK_EQ_REF.findall(text))
+    missing = {label: all_site[label] for label in referenced if all_site[label] not in shown}
+    assert missing == {}, f"{name}.ipynb never shows these equations' site numbers: {missing}"
