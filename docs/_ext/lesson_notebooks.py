@@ -13,14 +13,16 @@ lesson's source into cells, and this extension rewrites what no library does:
   notebook, at the section's heading), or text for a page that is not a
   lesson; ``{term}`` a link to the notebook's own glossary, at its end, which
   defines the terms the lesson links; ``{eq}`` the equation's number on the
-  site (numbered across the book, as figures are),
+  site (numbered across the book, as figures are); ``{site-pointer}`` its
+  offline text ("the explorer on this lesson's web page", see
+  :mod:`site_pointers`), linked to the page where ``html_baseurl`` is set;
   ``{cite:p}``/``{cite:t}`` author and year, ``{func}`` and its kin the
   object's name as code;
 * directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
   ``{listing}`` the package's code as a Python block, ``{figure}`` the image
   attached to the cell, an exercise a quotation, a tab a bold heading; the
-  solutions move to a "Solutions" section at the end; the gallery pointers
-  and the provenance note go.
+  solutions move to a "Solutions" section at the end; the gallery's list of
+  examples (the prose names the web page instead) and the provenance note go.
 
 The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` with no
 outputs, and zipped with the package's wheel, which their install line names,
@@ -57,6 +59,7 @@ from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
+from site_pointers import texts
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
 
@@ -176,6 +179,13 @@ class _Converter:
             return self._link(title or self.env.titles[docname].astext(), docname)
         if name == "eq":
             return f"({self.equation_number(key)})"
+        if name == "site-pointer":
+            both = texts(text)
+            if both is None:
+                raise ExtensionError(
+                    f"{self.docname}: {{site-pointer}} without two texts: {text!r}"
+                )
+            return self.on_site(both[1])
         if name.startswith("cite:"):
             keys = [k.strip() for k in text.split(",")]
             if name == "cite:t":
@@ -205,6 +215,18 @@ class _Converter:
         if not found:
             raise ExtensionError(f"{self.docname}: the site gives equation {label!r} no number")
         return str(config.math_numsep).join(".".join(map(str, found)).rsplit(".", 1))
+
+    def on_site(self, text: str) -> str:
+        """``text``, which names something only the lesson's web page holds, linked to that page.
+
+        The page's address is known only where ``html_baseurl`` says where the
+        site lives; without it the words ("on this lesson's web page") point the
+        reader to the page they downloaded the notebook from.
+        """
+        base = str(self.app.config.html_baseurl).rstrip("/")
+        if not base:
+            return text
+        return f"[{text}]({base}/{self.app.builder.get_target_uri(self.docname)})"
 
     def inline(self, text: str) -> str:
         return _ROLE.sub(self._role, text)

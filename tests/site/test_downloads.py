@@ -689,3 +689,22 @@ def test_lesson_notebook_numbers_equations_as_the_site(
     shown = set(NOTEBOOK_EQ_REF.findall(text))
     missing = {label: all_site[label] for label in referenced if all_site[label] not in shown}
     assert missing == {}, f"{name}.ipynb never shows these equations' site numbers: {missing}"
+
+
+#: Words that point to something the notebook does not hold, as if it were there.
+POINTS_BELOW = re.compile(r"\b(explorers?|gallery examples?|minigallery)\s+below\b", re.I)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_points_to_the_web_page_for_what_it_lacks(
+    name: str, lesson_notebooks: dict[str, Path]
+) -> None:
+    """No "explorer below" or "gallery example below": the notebook names the web page instead."""
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    dangling = [match.group(0) for match in POINTS_BELOW.finditer(text)]
+    assert dangling == [], f"{name}.ipynb points below to what it does not hold: {dangling}"
+    source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    lacks = source.count("minigallery::") + source.count("explorer(")
+    pointers = len(re.findall(r"(?:explorer|gallery examples?) on this lesson's web page", text))
+    assert pointers >= lacks, f"{name}.ipynb: {lacks} explorers and galleries, {pointers} pointers"
