@@ -61,6 +61,7 @@ extensions = [
     "reader_wheel",
     "reproducible",
     "lesson_notebooks",
+    "site_pointers",
     "cell_errors",
     "glossary_backlinks",
     "search_summary",

@@ -6,24 +6,32 @@ build ends, MyST-NB's own reader (``read_myst_markdown_notebook``) splits each
 lesson's source into cells, and this extension rewrites what no library does:
 
 * cells tagged ``remove-cell`` (glue, asserts) and ``remove-input`` (the
-  explorers' build-only data) are left out; the visible cells stay in order;
+  explorers' build-only data) are left out; the visible cells stay in order,
+  each with the outputs the page shows (printouts, tables, figures as PNG),
+  taken from the HTML build's run of the page (the notebook MyST-NB saved
+  in ``_build/jupyter_execute/``, its outputs from the execution cache,
+  matched to the page cell by cell), numbered 1..n as a run from the top
+  numbers them; a figure's caption follows its cell, with the site's number;
 * roles become plain Markdown: ``{glue:text}`` the number as the page shows
   it (from the glued values MyST-NB saved, with the role's format); ``{ref}``,
   ``{numref}`` and ``{doc}`` links relative within the zip (another lesson's
   notebook, at the section's heading), or text for a page that is not a
   lesson; ``{term}`` a link to the notebook's own glossary, at its end, which
-  defines the terms the lesson links; ``{eq}`` the equation's number,
+  defines the terms the lesson links; ``{eq}`` the equation's number on the
+  site (numbered across the book, as figures are); ``{site-pointer}`` its
+  offline text ("the explorer on this lesson's web page", see
+  :mod:`site_pointers`), linked to the page where ``html_baseurl`` is set;
   ``{cite:p}``/``{cite:t}`` author and year, ``{func}`` and its kin the
   object's name as code;
 * directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
   ``{listing}`` the package's code as a Python block, ``{figure}`` the image
   attached to the cell, an exercise a quotation, a tab a bold heading; the
-  solutions move to a "Solutions" section at the end; the gallery pointers
-  and the provenance note go.
+  solutions move to a "Solutions" section at the end; the gallery's list of
+  examples (the prose names the web page instead) and the provenance note go.
 
-The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` with no
-outputs, and zipped with the package's wheel, which their install line names,
-into ``lessons-notebooks.zip`` (entries in name order, dated
+The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` and zipped
+with the package's wheel, which their install line names, into
+``lessons-notebooks.zip`` (entries in name order, dated
 ``SOURCE_DATE_EPOCH``). Each lesson page links its notebook under its
 title. ``tests/site/test_downloads.py`` runs every notebook in a fresh
 environment with only the reader's install.
@@ -50,12 +58,16 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 from claims import glued_values
+from code_deps import FIRST_CELL
 from docutils import nodes
+from docutils.nodes import make_id
+from jupyter_cache import get_cache
 from listing import listing_lines
 from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
+from site_pointers import texts
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
 
@@ -70,6 +82,10 @@ ARCHIVE = "lessons-notebooks.zip"
 #: nbformat's helpers are untyped.
 _V4: Any = nbformat.v4
 _WRITES: Any = nbformat.writes
+_READ: Any = nbformat.read
+_FROM_DICT: Any = nbformat.from_dict
+#: How the cell that code_deps.py puts first on every page while it is read begins.
+_BUILD_ONLY = FIRST_CELL.split("{digest}", 1)[0].rsplit("\n", 1)[-1]
 #: Text that must never reach a reader's notebook.
 FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
 
@@ -174,7 +190,14 @@ class _Converter:
             docname = key.lstrip("/")
             return self._link(title or self.env.titles[docname].astext(), docname)
         if name == "eq":
-            return f"({self.math.equations[key][1]})"
+            return f"({self.equation_number(key)})"
+        if name == "site-pointer":
+            both = texts(text)
+            if both is None:
+                raise ExtensionError(
+                    f"{self.docname}: {{site-pointer}} without two texts: {text!r}"
+                )
+            return self.on_site(both[1])
         if name.startswith("cite:"):
             keys = [k.strip() for k in text.split(",")]
             if name == "cite:t":
@@ -186,6 +209,43 @@ class _Converter:
             kind = name.rsplit(":", 1)[-1]
             return f"`{shown}()`" if kind in ("func", "meth") and not title else f"`{shown}`"
         raise ExtensionError(f"{self.docname}: no notebook form for the role {{{name}}}")
+
+    def equation_number(self, label: str) -> str:
+        """The number the site gives the equation ``label``, as Sphinx's math domain does.
+
+        With ``math_numfig`` the site numbers equations across the book, as it
+        numbers figures; the domain's own number restarts on every page.
+        """
+        docname, number = self.math.equations.get(label, (None, None))
+        if docname is None:
+            raise ExtensionError(f"{self.docname}: no equation {label!r}")
+        config = self.app.config
+        if not (config.math_numfig and config.numfig):
+            return str(number)
+        numbers = self.env.toc_fignumbers.get(docname, {}).get("displaymath", {})
+        found = numbers.get(make_id(f"equation-{label}"))
+        if not found:
+            raise ExtensionError(f"{self.docname}: the site gives equation {label!r} no number")
+        return str(config.math_numsep).join(".".join(map(str, found)).rsplit(".", 1))
+
+    def on_site(self, text: str) -> str:
+        """``text``, which names something only the lesson's web page holds, linked to that page.
+
+        The page's address is known only where ``html_baseurl`` says where the
+        site lives; without it the words ("on this lesson's web page") point the
+        reader to the page they downloaded the notebook from.
+        """
+        base = str(self.app.config.html_baseurl).rstrip("/")
+        if not base:
+            return text
+        return f"[{text}]({base}/{self.app.builder.get_target_uri(self.docname)})"
+
+    def figure_caption(self, figure: dict[str, Any]) -> str:
+        """A code cell's figure caption (MyST-NB's ``mystnb.figure``) with the site's number."""
+        anchor = self.std.labels[figure["name"]][1] if "name" in figure else ""
+        number = self.env.toc_fignumbers[self.docname]["figure"].get(anchor)
+        lead = f"**Figure {'.'.join(map(str, number))}.** " if number else ""
+        return lead + self.inline(" ".join(str(figure["caption"]).split()))
 
     def inline(self, text: str) -> str:
         return _ROLE.sub(self._role, text)
@@ -199,8 +259,8 @@ class _Converter:
             options[option] = value.strip()
         body = "\n".join(lines).strip("\n")
         if name == "math":
-            number = self.math.equations.get(options.get("label", ""), (None, None))[1]
-            tag = f" \\tag{{{number}}}" if number else ""
+            label = options.get("label", "")
+            tag = f" \\tag{{{self.equation_number(label)}}}" if label else ""
             return [(self.in_solution, f"$$\n{body}{tag}\n$$")]
         if name == "listing":
             _, code = listing_lines(argument)
@@ -352,21 +412,81 @@ def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
     return cell
 
 
+def executed_cells(app: Sphinx, docname: str, page: Any) -> list[Any]:
+    """The cells of ``page`` (the MyST-NB reader's notebook) as the HTML build executed them.
+
+    MyST-NB saves the notebook it ran for a page in
+    ``_build/jupyter_execute/<page>.ipynb``: the reader's cells in their
+    order, the removed ones included, after the build-only cell that
+    code_deps.py puts first (left out here). Its outputs are in that file only
+    when the page was executed in this build; the execution cache
+    (jupyter-cache, ``.jupyter_cache``) holds them either way, so they are
+    taken from there, as MyST-NB takes them when it reuses a run. The cells are
+    matched to the page's one by one, and a cell whose type or source
+    differs fails the build (the saved notebook is then not of these sources).
+    """
+    path = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.ipynb"
+    if not path.is_file():
+        raise ExtensionError(f"{docname}: MyST-NB saved no executed notebook ({path})")
+    env: Any = app.env  # MyST-NB's configuration, resolved (mystnb_config)
+    cache = get_cache(str(env.mystnb_config.execution_cache_path))
+    try:
+        _, executed = cache.merge_match_into_notebook(_READ(path, as_version=4))
+    except KeyError:
+        raise ExtensionError(f"{docname}: the execution cache has no run of {path}") from None
+    cells: list[Any] = executed.cells
+    if cells and cells[0].cell_type == "code" and cells[0].source.startswith(_BUILD_ONLY):
+        cells = cells[1:]
+    if len(cells) != len(page.cells):
+        raise ExtensionError(
+            f"{docname}: {path} has {len(cells)} cells, the page {len(page.cells)}"
+        )
+    for number, (ran, cell) in enumerate(zip(cells, page.cells, strict=True)):
+        if ran.cell_type != cell.cell_type or ran.source != cell.source:
+            raise ExtensionError(f"{docname}: cell {number} of {path} is not the page's")
+    return cells
+
+
+def shown_outputs(docname: str, cell: Any) -> list[Any]:
+    """The outputs of an executed visible code cell, as the page shows them.
+
+    Streams, results and displays (tables as HTML, figures as PNG) stay. A
+    glued value (MyST-NB's ``scrapbook`` output) and HTML with a script (an
+    explorer) belong to the site and to cells the page removes; in a visible
+    cell they fail the build.
+    """
+    outputs = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "error":
+            raise ExtensionError(f"{docname}: a visible cell failed:\n{cell.source}")
+        if "scrapbook" in output.get("metadata", {}):
+            raise ExtensionError(f"{docname}: a visible cell glues a value:\n{cell.source}")
+        if "<script" in str(output.get("data", {}).get("text/html", "")):
+            raise ExtensionError(f"{docname}: a visible cell shows a script:\n{cell.source}")
+        outputs.append(_FROM_DICT(json.loads(json.dumps(output))))
+    return outputs
+
+
 def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.NotebookNode:
-    """The reader's notebook of the lesson page ``docname``."""
+    """The reader's notebook of the lesson page ``docname``, with the page's outputs."""
     source = Path(app.srcdir) / f"{docname}.md"
     page = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
+    executed = executed_cells(app, docname, page)
     convert = _Converter(app, docname, shared)
     wheel = shared.wheel
     main: list[nbformat.NotebookNode] = []
     solutions: list[nbformat.NotebookNode] = []
-    for cell in page.cells:
+    for cell, ran in zip(page.cells, executed, strict=True):
         tags = set(cell.metadata.get("tags", []))
         if cell.cell_type == "code":
             if tags & {"remove-cell", "remove-input"}:
                 continue
             target = solutions if convert.in_solution else main
-            target.append(_V4.new_code_cell(cell.source.strip("\n")))
+            outputs = shown_outputs(docname, ran)
+            target.append(_V4.new_code_cell(cell.source.strip("\n"), outputs=outputs))
+            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            if "caption" in figure:
+                target.append(_V4.new_markdown_cell(convert.figure_caption(figure)))
             continue
         for in_solution, text in convert.chunks(cell.source):
             target = solutions if in_solution else main
@@ -397,6 +517,16 @@ def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.Note
         main.extend(solutions)
     if convert.terms:
         main.append(glossary_cell(convert))
+    # Numbered as a reader's run from the top numbers them (the solutions at
+    # the end); an execute_result carries its cell's number.
+    count = 0
+    for cell in main:
+        if cell.cell_type == "code":
+            count += 1
+            cell.execution_count = count
+            for output in cell.outputs:
+                if output.output_type == "execute_result":
+                    output.execution_count = count
     for number, cell in enumerate(main):
         cell.id = f"cell-{number}"
         names = set(re.findall(r"attachment:([\w.-]+)", cell.source))

@@ -14,6 +14,8 @@ reader's cells computed, must hold the page's claims (docs/claims/).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -23,12 +25,13 @@ import time
 import venv
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_cache import get_cache
 from myst_nb.core.read import read_myst_markdown_notebook
 from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
 
@@ -597,7 +600,12 @@ def test_lesson_notebook_is_plain_jupyter(name: str, lesson_notebooks: dict[str,
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     for machinery in ("glue(", "myst_nb", "book_figures", "sys.path", "assert "):
         assert machinery not in code, f"{name}: build-only {machinery!r} in a code cell"
-    assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
+    counts = [cell.execution_count for cell in notebook.cells if cell.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), f"{name}: execution counts {counts}"
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "execute_result":
+                assert output.execution_count == cell.execution_count, f"{name}: {output}"
     assert "pip install lessons_code-" in sources[0]
     page = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
     if "{solution-start}" in page:
@@ -652,3 +660,192 @@ def test_lesson_notebook_carries_the_page_numbers(
             wrong.append(f"{key} ({what}) is {glued[key]}: {reason}")
     request.node.user_properties.append(("claims", len(claims)))
     assert wrong == [], f"{name}.ipynb differs from its page:\n" + "\n".join(wrong)
+
+
+# -- what the lesson notebooks show without running ---------------------------------
+
+
+@dataclass
+class _Shown:
+    """What a code cell shows under it: printed text (spaces collapsed), images, tables."""
+
+    printed: str = ""
+    images: list[str] = field(default_factory=list)  # file names: the PNG's SHA-256
+    tables: int = 0
+
+
+class _PageCells(HTMLParser):
+    """A page's code cells as the reader sees them: source, printed text, images, tables.
+
+    A cell is a ``<div class="cell ...">``; a removed cell is not on the page,
+    and a cell whose input is removed (an explorer) has no source here.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.cells: list[tuple[list[str], _Shown]] = []  # (source pieces, what it shows)
+        self._divs: list[list[str]] = []  # the classes of each open <div>
+
+    def _inside(self, name: str) -> bool:
+        return any(name in classes for classes in self._divs)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "div":
+            if {"cell", "container"} <= set(classes) and not self._inside("cell"):
+                self.cells.append(([], _Shown()))
+            self._divs.append(classes)
+        if not self._inside("cell_output"):
+            return
+        shown = self.cells[-1][1]
+        if tag == "img":
+            shown.images.append(Path(attributes.get("src") or "").name)
+        elif tag == "table":
+            shown.tables += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div" and self._divs:
+            self._divs.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._inside("cell_input"):
+            self.cells[-1][0].append(data)
+        elif self._inside("stream") or self._inside("stderr"):
+            self.cells[-1][1].printed += data
+
+    def feed_page(self, html: str) -> list[tuple[str, _Shown]]:
+        """The cells of the page ``html`` that show their source, printouts' spaces collapsed."""
+        self.feed(html)
+        self.close()
+        cells = []
+        for pieces, shown in self.cells:
+            shown.printed = " ".join(shown.printed.split())
+            if "".join(pieces).strip():  # not an explorer (its input is removed)
+                cells.append(("".join(pieces).strip("\n"), shown))
+        return cells
+
+
+def _shown(cell: nbformat.NotebookNode) -> _Shown:
+    """What a notebook code cell's outputs show."""
+    printed = "".join(o.text for o in cell.outputs if o.output_type == "stream")
+    data = [o.data for o in cell.outputs if "data" in o]
+    pngs = [base64.b64decode(d["image/png"]) for d in data if "image/png" in d]
+    images = [f"{hashlib.sha256(png).hexdigest()}.png" for png in pngs]
+    tables = sum(d.get("text/html", "").count("<table") for d in data)
+    return _Shown(" ".join(printed.split()), images, tables)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_shows_what_the_page_shows(
+    name: str, built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    """Each code cell of the page is in the notebook with the output the page shows under it.
+
+    Its printout, its figures (the same PNG: the page names an image by its
+    SHA-256) and its tables; a cell of the notebook that is not on the page
+    (a listing) shows nothing.
+    """
+    page = _PageCells().feed_page((built_site.html / f"{name}.html").read_text(encoding="utf-8"))
+    assert page, f"{name}.html shows no code cell"
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    unmatched = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    wrong = []
+    for source, shown in page:
+        found = next((cell for cell in unmatched if cell.source.strip("\n") == source), None)
+        assert found is not None, f"{name}: a cell of the page is not in the notebook:\n{source}"
+        unmatched.remove(found)
+        if _shown(found) != shown:
+            wrong.append(f"{source[:200]}\n  page: {shown}\n  notebook: {_shown(found)}")
+    assert wrong == [], f"{name}.ipynb shows other outputs than its page:\n" + "\n".join(wrong)
+    extra = [cell.source[:80] for cell in unmatched if cell.outputs]
+    assert extra == [], f"{name}.ipynb: outputs under cells the page shows none for: {extra}"
+    assert any(cell.outputs for cell in notebook.cells if cell.cell_type == "code")
+
+
+def _output_key(output: nbformat.NotebookNode) -> str:
+    """An output's content, whatever its cell and execution count."""
+    kept = {k: v for k, v in output.items() if k not in ("execution_count", "metadata")}
+    return json.dumps(kept, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_shows_no_output_of_a_removed_cell(
+    name: str, built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    """What the page's removed cells print or display (glue, explorers) is not shown."""
+    # The page's run: its cells as MyST-NB saved them, their outputs from the
+    # execution cache (the saved file has them only when the page ran).
+    build = built_site.html.parent
+    saved = nbformat.read(build / "jupyter_execute" / f"{name}.ipynb", as_version=4)
+    _, ran = get_cache(str(build / ".jupyter_cache")).merge_match_into_notebook(saved)
+    assert any(cell.get("outputs") for cell in ran.cells), f"{name}: its run shows nothing"
+    removed = {
+        _output_key(output)
+        for cell in ran.cells
+        if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & REMOVED
+        for output in cell.outputs
+    }
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    shown = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    leaked = [_output_key(o)[:200] for o in shown if _output_key(o) in removed]
+    assert leaked == [], f"{name}.ipynb shows outputs of removed cells: {leaked}"
+    for output in shown:
+        assert "scrapbook" not in output.get("metadata", {}), f"{name}: a glued value shown"
+        assert "<script" not in output.get("data", {}).get("text/html", ""), f"{name}: a script"
+
+
+#: A display formula of a page and its number: KaTeX's MathML, then the number.
+PAGE_EQUATION = re.compile(
+    r'<div class="math[^"]*" id="equation-([\w-]+)">.*?<span class="eqno">\(([\d.]+)\)', re.S
+)
+#: A numbered formula of a notebook, and a reference to one in its text.
+NOTEBOOK_TAG = re.compile(r"\\tag\{([\d.]+)\}")
+NOTEBOOK_EQ_REF = re.compile(r"\(([\d.]+)\)")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_numbers_equations_as_the_site(
+    name: str, built_site: BuildResult, lesson_notebooks: dict[str, Path]
+) -> None:
+    """The notebook's formulas carry the numbers the site gives them (across the book).
+
+    And each ``{eq}`` reference of the page's source reads, in the notebook,
+    as the number the site shows for it.
+    """
+    html = (built_site.html / f"{name}.html").read_text(encoding="utf-8")
+    site = dict(PAGE_EQUATION.findall(html))
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    assert sorted(NOTEBOOK_TAG.findall(text)) == sorted(site.values()), (
+        f"{name}.ipynb numbers its formulas {NOTEBOOK_TAG.findall(text)}, the site {site}"
+    )
+    source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    referenced = set(re.findall(r"\{eq\}`([\w-]+)`", source))
+    all_site = {}
+    for page in LESSONS:
+        all_site.update(
+            PAGE_EQUATION.findall((built_site.html / f"{page}.html").read_text("utf-8"))
+        )
+    shown = set(NOTEBOOK_EQ_REF.findall(text))
+    missing = {label: all_site[label] for label in referenced if all_site[label] not in shown}
+    assert missing == {}, f"{name}.ipynb never shows these equations' site numbers: {missing}"
+
+
+#: Words that point to something the notebook does not hold, as if it were there.
+POINTS_BELOW = re.compile(r"\b(explorers?|gallery examples?|minigallery)\s+below\b", re.I)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebook_points_to_the_web_page_for_what_it_lacks(
+    name: str, lesson_notebooks: dict[str, Path]
+) -> None:
+    """No "explorer below" or "gallery example below": the notebook names the web page instead."""
+    notebook = nbformat.read(lesson_notebooks[name], as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    dangling = [match.group(0) for match in POINTS_BELOW.finditer(text)]
+    assert dangling == [], f"{name}.ipynb points below to what it does not hold: {dangling}"
+    source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    lacks = source.count("minigallery::") + source.count("explorer(")
+    pointers = len(re.findall(r"(?:explorer|gallery examples?) on this lesson's web page", text))
+    assert pointers >= lacks, f"{name}.ipynb: {lacks} explorers and galleries, {pointers} pointers"
