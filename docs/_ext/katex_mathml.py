@@ -159,8 +159,27 @@ def _join_upright(match: re.Match[str]) -> str:
     return f"<mi>{''.join(letters)}</mi>"
 
 
+#: KaTeX follows an operator name (``\max``, ``\log``) with an invisible
+#: "function application" even where it is a script, as in ``\eta_{\max}``:
+#: ``<msub><mi>η</mi><mi>max</mi><mo>\u2061</mo></msub>`` has three parts, and
+#: Chromium draws no such subscript (it wrote "η max" on one line). Nothing
+#: follows a script to apply it to, so it goes.
+_FUNCTION_APPLIED_IN_SCRIPT = re.compile(
+    "<mo>\u2061</mo>(?=</m(?:sub|sup|subsup|under|over|underover)>)"
+)
+
+
+#: An operator name applied to a plain argument, ``\\log p``: TeX puts a thin
+#: space between them, MathML Core none (the invisible "function application"
+#: is spaced by its own attributes), so Chromium wrote "logp". Before a bracket
+#: (``\\log(x)``, ``\\sin\\!\\left(``) TeX puts none either.
+_FUNCTION_APPLIED_TO_ATOM = re.compile("<mo>\u2061</mo>(?=<(?:mi|mn|msub|msup|msubsup)\\b)")
+
+
 def core_mathml(mathml: str) -> str:
-    """KaTeX's MathML with styled letters as Unicode characters (see the module docstring)."""
+    """KaTeX's MathML made MathML Core (see the module docstring and the patterns)."""
+    mathml = _FUNCTION_APPLIED_IN_SCRIPT.sub("", mathml)
+    mathml = _FUNCTION_APPLIED_TO_ATOM.sub('<mo rspace="0.1667em">\u2061</mo>', mathml)
     mathml = _STYLED_TOKEN.sub(_restyle, mathml)
     return _UPRIGHT_RUN.sub(_join_upright, mathml)
 

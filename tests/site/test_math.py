@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from xml.etree import ElementTree
 
 import pytest
 from site_support import DOCS, LESSON_PAGES, BuildResult, site_pages
@@ -170,3 +171,41 @@ def test_brackets_are_sized_by_their_content() -> None:
     sources = [*DOCS.glob("*.md"), *(DOCS.parent / "lessons_code").glob("*.py")]
     offenders = [p.name for p in sources if fixed.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+#: How many parts each MathML layout element has (MathML Core); a browser
+#: draws one with any other count as an error, or not at all.
+ARITY = {
+    "mfrac": 2,
+    "mroot": 2,
+    "msub": 2,
+    "msup": 2,
+    "munder": 2,
+    "mover": 2,
+    "msubsup": 3,
+    "munderover": 3,
+}
+MATHML = "{http://www.w3.org/1998/Math/MathML}"
+
+
+def test_every_script_and_fraction_has_its_parts(built_site: BuildResult) -> None:
+    """Every formula of every page is well-formed MathML whose scripts have their parts.
+
+    KaTeX wrote ``\\eta_{\\max}`` as a subscript of three parts, which Chromium
+    cannot draw (``katex_mathml._FUNCTION_APPLIED_IN_SCRIPT``).
+    """
+    bad = []
+    formulas = 0
+    for page in site_pages(built_site.html):
+        text = page.read_text(encoding="utf-8")
+        for source in re.findall(r"<math\b.*?</math>", text, re.DOTALL):
+            formulas += 1
+            root = ElementTree.fromstring(source)
+            for element in root.iter():
+                name = element.tag.removeprefix(MATHML)
+                if name in ARITY and len(element) != ARITY[name]:
+                    annotation = root.find(f".//{MATHML}annotation")
+                    tex = annotation.text if annotation is not None else "?"
+                    bad.append(f"{page.name}: <{name}> with {len(element)} parts in {tex!r}")
+    assert formulas > 500
+    assert bad == []
