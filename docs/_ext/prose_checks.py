@@ -271,7 +271,7 @@ def _skip_group(tex: str, start: int) -> int:
 
 
 def symbols_in(tex: str) -> set[str]:
-    """The symbols a formula uses: letters, Greek letters and upright names.
+    """The symbols a formula uses: letters (``\\ell`` too), Greek letters and upright names.
 
     The letters of subscripts and superscripts count as symbols of their own
     (the ``i`` of ``x_i``, the ``q`` of ``W_q``), except a named subscript,
@@ -311,7 +311,7 @@ def symbols_in(tex: str) -> set[str]:
         command = re.match(r"\\([A-Za-z]+)", tex[index:])
         if command:
             name = command.group(1)
-            if re.fullmatch(GREEK, name) or name.startswith("mathbb"):
+            if re.fullmatch(GREEK, name) or name == "ell" or name.startswith("mathbb"):
                 found.add(f"\\{name}")
                 found_last = f"\\{name}"
             index += command.end()
