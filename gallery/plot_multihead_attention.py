@@ -155,7 +155,7 @@ for head, ax in enumerate(axes.flat):
         xlabel="key position",
         ylabel="query position",
         annotate=True,
-        fmt="{:.2f}",
+        fmt="{:.1f}",  # one decimal: two would run into each other
         colorbar=False,
     )
 fig.colorbar(image, ax=axes, label="attention weight")

@@ -338,10 +338,10 @@
       const D = state.width;
       const pos = state.position;
       const pe = encode(pos, D);
-      vectorBars.heading.textContent = `Encoding of position ${pos} (D = ${D}): sine and cosine of each pair`;
+      vectorBars.heading.textContent = `Encoding of position ${pos} (D = ${D}): sine and cosine of each pair i`;
       fill(vectorBars.list, pe, {
         // Column 2i holds the sine of pair i, column 2i + 1 its cosine, as in the formula.
-        labels: pe.map((_, column) => `${column % 2 === 0 ? "sin" : "cos"}, i = ${Math.floor(column / 2)}`),
+        labels: pe.map((_, column) => `${column % 2 === 0 ? "sin" : "cos"} ${Math.floor(column / 2)}`),
         digits: 3,
         scale: (x) => x,
         signed: true,
@@ -354,6 +354,7 @@
       const nextAt = others.filter((k) => Math.abs(dots[k + pos] - next) <= 1e-9 * D);
       const nextText = `${fixed(next, 2)} at offset${nextAt.length > 1 ? "s" : ""} ${nextAt.map((k) => signed(k, true)).join(" and ")}`;
       const reach = `${signed(offsets[0])} to ${signed(offsets[T - 1], true)}`;
+      const low = Math.min(0, Math.floor(Math.min(...dots)));
       dotChart.draw({
         title: `Dot product PE(pos) · PE(p) of position ${pos} with every position p, against the offset p − pos (D = ${D})`,
         label:
@@ -363,12 +364,15 @@
         note: `Peak ${fixed(D / 2, 2)} at offset 0 (position ${pos}); the highest elsewhere is ${nextText}.`,
         points: offsets.map((k, i) => [k, dots[i]]),
         xRange: [-(T - 1), T - 1],
-        yRange: [-D / 2, D / 2],
-        yTicks: [-D / 2, -D / 4, 0, D / 4, D / 2],
+        // From 0 (or the lowest value, were one negative) to the peak, D/2: over
+        // these positions the dot products stay positive, and an axis down to
+        // -D/2 squeezed the curve into its top quarter.
+        yRange: [low, D / 2],
+        yTicks: [...(low < 0 ? [low] : []), 0, D / 4, D / 2],
         xLabel: "offset p − pos",
         yLabel: "dot product",
         marker: [0, D / 2],
-        markerLabel: `position ${pos}`,
+        markerLabel: `pos = ${pos}`,
         caption: `Dot product PE(pos) · PE(p) of position ${pos} with every position p, D = ${D}`,
         columns: ["p", "offset p − pos", "dot product"],
         rows: dots.map((v, p) => [
@@ -398,7 +402,9 @@
         render();
       }),
     );
-    root.append(controls, vectorBars.node, dotChart.node, waveBars.node);
+    // The curve first, right under the controls; the encoding's bars (D of
+    // them) and the wavelengths follow.
+    root.append(controls, dotChart.node, vectorBars.node, waveBars.node);
     render();
   }
 
