@@ -46,3 +46,28 @@ def test_screenshot_for_maintainers(positional_page, artifacts: Path) -> None:
     target = artifacts / "positional_encoding.png"
     positional_page.page.screenshot(path=str(target), full_page=True)
     assert target.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_first_visit_follows_the_readers_colour_scheme(browser, site_url: str, scheme: str) -> None:
+    """A reader who has not chosen gets their system's scheme before the page draws.
+
+    The theme's own script is blocked, so that only the head script of
+    ``_templates/layout.html``, which runs before the body is read, can set it;
+    once the reader has chosen (stored by the theme's switch), the choice wins.
+    """
+    context = browser.new_context(color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.route("**/pydata-sphinx-theme.js*", lambda route: route.abort())
+        page.goto(f"{site_url}/index.html", wait_until="domcontentloaded")
+        root = "document.documentElement.dataset"
+        assert page.evaluate(f"[{root}.mode, {root}.theme]") == ["auto", scheme]
+        other = "light" if scheme == "dark" else "dark"
+        page.evaluate(
+            f"localStorage.setItem('mode', '{other}'); localStorage.setItem('theme', '{other}')"
+        )
+        page.reload(wait_until="domcontentloaded")
+        assert page.evaluate(f"[{root}.mode, {root}.theme]") == [other, other]
+    finally:
+        context.close()
