@@ -19,7 +19,8 @@ from typing import Any
 from docutils.parsers.rst import Directive
 
 _DOCS = Path(__file__).resolve().parents[1]
-_HTML_CONF = runpy.run_path(str(_DOCS / "conf.py"))
+# The site's configuration, run with this build's tags (it sets one, book_pdf).
+_HTML_CONF = runpy.run_path(str(_DOCS / "conf.py"), init_globals={"tags": tags})  # noqa: F821
 globals().update({k: v for k, v in _HTML_CONF.items() if not k.startswith("__")})
 _html_setup = _HTML_CONF["setup"]
 
