@@ -15,7 +15,7 @@ DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
 from lesson_notebooks import PDF as _BOOK_PDF  # noqa: E402
 
-# The landing page's section on the book as one PDF is shown only where the
+# The landing page's paragraph on the book as one PDF is shown only where the
 # PDF has been built (`nox -s site`, or `nox -s pdf` after `nox -s docs`).
 if (DOCS / _BOOK_PDF).is_file():
     tags.add("book_pdf")  # noqa: F821 (Sphinx puts `tags` in this file's namespace)

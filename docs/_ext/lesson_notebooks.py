@@ -634,8 +634,9 @@ def book_pdf_role(
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """``{book-pdf}`Download the PDF```: the link, its page count and size.
 
-    Without a PDF it is the plain text; the landing page shows its section on
-    the PDF only where there is one (``only:: book_pdf``, a tag docs/conf.py sets).
+    Without a PDF it is the plain text; the landing page shows its paragraph
+    on the PDF only where there is one (``only:: book_pdf``, a tag docs/conf.py
+    sets; an ``only`` block cannot hide a section, so the paragraph has no heading).
     """
     env = inliner.document.settings.env
     pdf = Path(env.srcdir) / PDF
