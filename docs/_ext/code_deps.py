@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from book_figures import setup_code
+from book_pages import is_lesson, is_lesson_text, read_page
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -48,8 +49,6 @@ logger = logging.getLogger(__name__)
 
 PACKAGE = "lessons_code"
 FIGURE_SETTINGS = Path(__file__).with_name("book_figures.py")
-_NOTEBOOK_MARKER = re.compile(r"^kernelspec:", re.MULTILINE)
-_CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _CELL_BREAK = "\n# -- next cell --\n"
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 FIRST_CELL = """
@@ -67,17 +66,18 @@ def package_dir(app: Sphinx) -> Path:
 
 
 def code_of(text: str) -> str:
-    """The Python code of a MyST notebook (its code cells), or ``text`` itself."""
-    if not _NOTEBOOK_MARKER.search(text):
+    """The Python code of a lesson page (its code cells, hidden ones too), or ``text`` itself."""
+    if not is_lesson_text(text):
         return text
-    return _CELL_BREAK.join(_CODE_CELL.findall(text))
+    return _CELL_BREAK.join(cell.source for cell in read_page(text).code_cells)
 
 
 def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
     """Dotted names of the ``lessons_code`` modules (and names) that ``code`` imports.
 
     ``package`` resolves relative imports (code inside the package). A cell
-    that is not plain Python is skipped (its execution will report it).
+    that is not plain Python (an IPython magic) is skipped: its execution
+    reports it.
     """
     names: set[str] = set()
     for cell in code.split(_CELL_BREAK):
@@ -138,7 +138,7 @@ def _sha(data: bytes) -> str:
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     """Tie a notebook page's execution to its dependencies; put the first cell in."""
     text = source[0]
-    if not _NOTEBOOK_MARKER.search(text):
+    if not is_lesson_text(text):
         return
     code = code_of(text)
     _usage(app.env)[docname] = sorted(imported_modules(code))
@@ -159,7 +159,7 @@ def lines_added(app: Sphinx, docname: str) -> int:
     A doctree's line numbers count them; subtract them to name a line of the file.
     """
     page = Path(app.env.doc2path(docname))
-    if page.suffix != ".md" or not _NOTEBOOK_MARKER.search(page.read_text(encoding="utf-8")):
+    if not is_lesson(page):
         return 0
     return FIRST_CELL.format(digest="", setup=setup_code(page)).count("\n")
 
@@ -286,11 +286,8 @@ def _create_execution_cache(env: Any) -> None:
 
 
 def _is_notebook(env: Any, docname: str) -> bool:
-    """Whether ``docname`` is a MyST notebook (a page with a kernelspec)."""
-    path = Path(env.doc2path(docname))
-    if path.suffix != ".md":
-        return False
-    return bool(_NOTEBOOK_MARKER.search(path.read_text(encoding="utf-8")))
+    """Whether ``docname`` is a lesson page (a MyST notebook)."""
+    return is_lesson(Path(env.doc2path(docname)))
 
 
 def _usage(env: Any) -> dict[str, list[str]]:

@@ -2,8 +2,9 @@
 
 A lesson page is a MyST-NB notebook: its source has hidden cells, glue roles
 and directives that a reader's Jupyter does not understand. When the HTML
-build ends, MyST-NB's own reader (``read_myst_markdown_notebook``) splits each
-lesson's source into cells, and this extension rewrites what no library does:
+build ends, each lesson's cells are read as the build executed them (the
+book's page model, ``book_pages``, with MyST-NB's own reader), and this
+extension rewrites what no library does:
 
 * cells tagged ``remove-cell`` (glue, asserts) and ``remove-input`` (the
   explorers' build-only data) are left out; the visible cells stay in order,
@@ -57,13 +58,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import nbformat
+from book_pages import Page, is_lesson, read_page
 from claims import glued_values
 from code_deps import FIRST_CELL
 from docutils import nodes
 from docutils.nodes import make_id
 from jupyter_cache import get_cache
 from listing import listing_lines
-from myst_nb.core.read import read_myst_markdown_notebook
 from myst_nb.core.variables import format_plain_text
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
@@ -104,14 +105,6 @@ class _Code(str):
 
 def _source(app: Sphinx, docname: str) -> Path:
     return Path(app.env.doc2path(docname))
-
-
-def is_lesson(source: Path) -> bool:
-    """Whether ``source`` is a page that executes (its front matter has a kernelspec)."""
-    if source.suffix != ".md" or not source.is_file():
-        return False
-    text = source.read_text(encoding="utf-8")
-    return text.startswith("---") and "kernelspec:" in text.split("\n---", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -412,8 +405,8 @@ def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
     return cell
 
 
-def executed_cells(app: Sphinx, docname: str, page: Any) -> list[Any]:
-    """The cells of ``page`` (the MyST-NB reader's notebook) as the HTML build executed them.
+def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
+    """The cells of ``page`` as the HTML build executed them.
 
     MyST-NB saves the notebook it ran for a page in
     ``_build/jupyter_execute/<page>.ipynb``: the reader's cells in their
@@ -442,7 +435,7 @@ def executed_cells(app: Sphinx, docname: str, page: Any) -> list[Any]:
             f"{docname}: {path} has {len(cells)} cells, the page {len(page.cells)}"
         )
     for number, (ran, cell) in enumerate(zip(cells, page.cells, strict=True)):
-        if ran.cell_type != cell.cell_type or ran.source != cell.source:
+        if ran.cell_type != cell.kind or ran.source != cell.source:
             raise ExtensionError(f"{docname}: cell {number} of {path} is not the page's")
     return cells
 
@@ -470,25 +463,24 @@ def shown_outputs(docname: str, cell: Any) -> list[Any]:
 def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.NotebookNode:
     """The reader's notebook of the lesson page ``docname``, with the page's outputs."""
     source = Path(app.srcdir) / f"{docname}.md"
-    page = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
+    page = read_page(source.read_text(encoding="utf-8"))
     executed = executed_cells(app, docname, page)
     convert = _Converter(app, docname, shared)
     wheel = shared.wheel
     main: list[nbformat.NotebookNode] = []
     solutions: list[nbformat.NotebookNode] = []
-    for cell, ran in zip(page.cells, executed, strict=True):
-        tags = set(cell.metadata.get("tags", []))
-        if cell.cell_type == "code":
-            if tags & {"remove-cell", "remove-input"}:
+    for part, ran in zip(page.cells, executed, strict=True):
+        if part.kind == "code":
+            if not part.shown:
                 continue
             target = solutions if convert.in_solution else main
             outputs = shown_outputs(docname, ran)
-            target.append(_V4.new_code_cell(cell.source.strip("\n"), outputs=outputs))
-            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            target.append(_V4.new_code_cell(part.source.strip("\n"), outputs=outputs))
+            figure = part.options.get("mystnb", {}).get("figure", {})
             if "caption" in figure:
                 target.append(_V4.new_markdown_cell(convert.figure_caption(figure)))
             continue
-        for in_solution, text in convert.chunks(cell.source):
+        for in_solution, text in convert.chunks(part.source):
             target = solutions if in_solution else main
             if isinstance(text, _Code):
                 target.append(_V4.new_code_cell(str(text)))

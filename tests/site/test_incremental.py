@@ -5,7 +5,8 @@ three lesson pages and two gallery examples:
 
 * ``direct`` and ``plot_direct.py`` import ``lessons_code.positional``;
 * ``indirect`` imports ``lessons_code.order_task``, which imports
-  ``positional`` in turn;
+  ``positional`` in turn, and only in a removed cell (a cell with options:
+  the import must be seen all the same);
 * ``unrelated`` and ``plot_unrelated.py`` never load ``positional``.
 
 Every page and example prints a value computed by the package and a stamp of
@@ -37,8 +38,11 @@ DIRECT_PAGE = NOTEBOOK_HEADER + (
 INDIRECT_PAGE = NOTEBOOK_HEADER + (
     "# Indirect\n\n"
     "```{code-cell} ipython3\n"
+    ":tags: [remove-cell]\n\n"
+    "from lessons_code.order_task import OrderClassifier\n"
+    "```\n\n"
+    "```{code-cell} ipython3\n"
     "import torch\n\n"
-    "from lessons_code.order_task import OrderClassifier\n\n"
     "torch.manual_seed(0)\n"
     "model = OrderClassifier(d_model=4, num_heads=1, use_pos_enc=True).double()\n"
     "logit = model(torch.zeros(1, 3, 4, dtype=torch.float64)).item()\n"
@@ -53,10 +57,11 @@ UNRELATED_PAGE = NOTEBOOK_HEADER + (
     "print('unrelated', softmax(np.zeros(4)).tolist())\n"
     f"{STAMP}```\n"
 )
-# Not a notebook: the API reference's list of the lessons that import a name.
+# Not a notebook: the API reference's lists of the lessons that import a name.
 LISTING_PAGE = (
     "# Listing\n\n"
-    "```{eval-rst}\n.. used-in-pages:: lessons_code.positional.positional_encoding\n```\n"
+    "```{eval-rst}\n.. used-in-pages:: lessons_code.positional.positional_encoding\n```\n\n"
+    "```{eval-rst}\n.. used-in-pages:: lessons_code.order_task.OrderClassifier\n```\n"
 )
 DIRECT_EXAMPLE = f'''"""
 Direct example
@@ -129,11 +134,11 @@ def outputs(html: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
-def listed_lessons(html: Path) -> list[str]:
-    """The lesson titles that the listing page links to."""
+def listed_lessons(html: Path) -> list[list[str]]:
+    """The lesson titles that each list of the listing page links to."""
     text = (html / "listing.html").read_text(encoding="utf-8")
-    found = re.search(r'<p class="used-in-pages">(.*?)</p>', text, re.S)
-    return re.findall(r"<a [^>]*>([^<]+)</a>", found.group(1)) if found else []
+    found = re.findall(r'<p class="used-in-pages">(.*?)</p>', text, re.S)
+    return [re.findall(r"<a [^>]*>([^<]+)</a>", listing) for listing in found]
 
 
 def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]:
@@ -174,7 +179,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     assert first["unrelated"][0].startswith("[0.25,")
     assert set(WHY.values()) == {"first build"}
     html = docs / "_build" / "html"
-    assert listed_lessons(html) == ["Direct"]
+    assert listed_lessons(html) == [["Direct"], ["Indirect"]]
 
     # No change: nothing runs, every output is the one of the first build.
     ran_pages, ran_examples, same = rebuild(docs)
@@ -235,4 +240,4 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     ran_pages, ran_examples, _ = rebuild(docs)
     assert (ran_pages, ran_examples) == ({"unrelated.md"}, set())
     assert WHY["unrelated"] == "its code changed"
-    assert listed_lessons(html) == ["Direct", "Unrelated"]
+    assert listed_lessons(html) == [["Direct", "Unrelated"], ["Indirect"]]
