@@ -27,10 +27,12 @@ __all__ = [
     "HIDDEN_TAGS",
     "Cell",
     "Page",
+    "executed_folder",
     "is_lesson",
     "is_lesson_text",
     "lesson_pages",
     "read_page",
+    "saved_notebook",
 ]
 
 #: Tags that keep a code cell's code off the page (``remove-cell`` also its
@@ -105,3 +107,13 @@ def read_page(text: str) -> Page:
         tags = frozenset(cell.metadata.get("tags", ()))
         cells.append(Cell(cell.cell_type, cell.source, tags, line, dict(cell.metadata)))
     return Page(tuple(cells))
+
+
+def executed_folder(outdir: Path) -> Path:
+    """Where MyST-NB saves what it executed (notebooks, glue) for a build into ``outdir``."""
+    return outdir.parent / "jupyter_execute"
+
+
+def saved_notebook(outdir: Path, docname: str) -> Path:
+    """The notebook MyST-NB saved for the page ``docname``: its cells as executed."""
+    return executed_folder(outdir) / f"{docname}.ipynb"

@@ -52,6 +52,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from book_pages import executed_folder
 from sphinx.util import logging
 
 if TYPE_CHECKING:
@@ -319,7 +320,7 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
     env = app.env
     spec_dir = Path(app.srcdir) / "claims"
     expectations = load_expectations(spec_dir)
-    folder = Path(app.outdir).parent / "jupyter_execute"
+    folder = executed_folder(Path(app.outdir))
     for docname in sorted(env.found_docs):
         glued = glued_values(folder, docname) or {}
         wanted = expectations.get(docname, {})

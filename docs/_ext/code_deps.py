@@ -58,6 +58,12 @@ FIRST_CELL = """
 # Build only (docs/_ext/code_deps.py); dependencies' digest: {digest}
 {setup}```
 """
+_BUILD_ONLY = FIRST_CELL.split("{digest}", 1)[0].rsplit("\n", 1)[-1]
+
+
+def is_build_only(cell: Any) -> bool:
+    """Whether ``cell``, a cell of a notebook MyST-NB ran, is the one put first here."""
+    return bool(cell.cell_type == "code" and cell.source.startswith(_BUILD_ONLY))
 
 
 def package_dir(app: Sphinx) -> Path:

@@ -58,14 +58,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import nbformat
-from book_pages import Page, is_lesson, read_page
+from book_pages import Page, executed_folder, is_lesson, read_page, saved_notebook
 from claims import glued_values
-from code_deps import FIRST_CELL
+from code_deps import is_build_only
 from docutils import nodes
 from docutils.nodes import make_id
 from jupyter_cache import get_cache
 from listing import listing_lines
 from myst_nb.core.variables import format_plain_text
+from myst_nb.sphinx_ import NbMetadataCollector
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
 from site_pointers import texts
@@ -77,6 +78,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
+get_exec_data = NbMetadataCollector.get_exec_data
+
 #: Where the notebooks go, relative to the HTML output folder.
 FOLDER = "_downloads/notebooks"
 ARCHIVE = "lessons-notebooks.zip"
@@ -86,7 +89,6 @@ _WRITES: Any = nbformat.writes
 _READ: Any = nbformat.read
 _FROM_DICT: Any = nbformat.from_dict
 #: How the cell that code_deps.py puts first on every page while it is read begins.
-_BUILD_ONLY = FIRST_CELL.split("{digest}", 1)[0].rsplit("\n", 1)[-1]
 #: Text that must never reach a reader's notebook.
 FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
 
@@ -129,8 +131,7 @@ class _Converter:
         self.env = app.env
         self.docname = docname
         self.bib = shared.bib
-        folder = Path(app.outdir).parent / "jupyter_execute"
-        self.glued = glued_values(folder, docname) or {}
+        self.glued = glued_values(executed_folder(Path(app.outdir)), docname) or {}
         self.std: Any = app.env.get_domain("std")
         self.math: Any = app.env.get_domain("math")
         self.in_solution = False
@@ -418,7 +419,7 @@ def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
     matched to the page's one by one, and a cell whose type or source
     differs fails the build (the saved notebook is then not of these sources).
     """
-    path = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.ipynb"
+    path = saved_notebook(Path(app.outdir), docname)
     if not path.is_file():
         raise ExtensionError(f"{docname}: MyST-NB saved no executed notebook ({path})")
     env: Any = app.env  # MyST-NB's configuration, resolved (mystnb_config)
@@ -428,7 +429,7 @@ def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
     except KeyError:
         raise ExtensionError(f"{docname}: the execution cache has no run of {path}") from None
     cells: list[Any] = executed.cells
-    if cells and cells[0].cell_type == "code" and cells[0].source.startswith(_BUILD_ONLY):
+    if cells and is_build_only(cells[0]):
         cells = cells[1:]
     if len(cells) != len(page.cells):
         raise ExtensionError(
@@ -541,6 +542,8 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.name != "html":
         return
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
+    if any(not (get_exec_data(app.env, name) or {}).get("succeeded", True) for name in lessons):
+        return  # a cell raised (cell_errors says where): no notebooks of a failed run
     bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))
     bib = {key: _authors_year(entry) for key, entry in bibliography.entries.items()}
     # The glossary's entries, from the pages that define terms (the book's glossary).
