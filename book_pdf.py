@@ -23,10 +23,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -36,18 +33,21 @@ from typing import Any
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, NameObject, TextStringObject
 
-from book_tools import _BOOK, BUILD_ENV, CHROMIUM_ARGS, SPHINX_FLAGS, SPHINX_JOBS, find_chromium
+from book_tools import (
+    CHROMIUM_ARGS,
+    DOCS,
+    HTML,
+    PDF_DIR,
+    BuildResult,
+    build_environment,
+    find_chromium,
+    sphinx_build,
+)
 
-ROOT = Path(__file__).resolve().parent
-DOCS = ROOT / "docs"
-OUT = DOCS / "_build" / "pdf"
+OUT = PDF_DIR
 SINGLEHTML = OUT / "singlehtml"
-DOCTREES = OUT / "doctrees"
 PDF = OUT / "transformer-book.pdf"
 FACTS = OUT / "transformer-book.json"
-#: The HTML site and its doctrees, as ``nox -s docs`` builds them.
-HTML = DOCS / "_build" / "html"
-HTML_DOCTREES = DOCS / "_build" / "doctrees"
 
 #: Page number at the foot of every page (Chromium fills in the spans).
 FOOTER = (
@@ -135,13 +135,8 @@ HEADINGS_JS = r"""
 
 
 def source_date_epoch() -> int:
-    """SOURCE_DATE_EPOCH from the environment, else the book's (pyproject's [tool.book])."""
-    return int(os.environ.get("SOURCE_DATE_EPOCH", _BOOK["source-date-epoch"]))
-
-
-def _sphinx_env() -> dict[str, str]:
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, **BUILD_ENV, "PYTHONPATH": pythonpath}
+    """Return the build's SOURCE_DATE_EPOCH (book_tools.build_environment)."""
+    return int(build_environment()["SOURCE_DATE_EPOCH"])
 
 
 def link_in_site() -> bool:
@@ -153,32 +148,19 @@ def link_in_site() -> bool:
     """
     if not (HTML / "index.html").is_file():
         return False
-    flags = [*SPHINX_FLAGS, *SPHINX_JOBS, "-q", "-d", str(HTML_DOCTREES)]
-    command = [sys.executable, "-m", "sphinx", *flags, str(DOCS), str(HTML)]
-    subprocess.run(command, cwd=ROOT, env=_sphinx_env(), check=True)
+    _check(sphinx_build("-q"))
     return True
 
 
 def build_singlehtml() -> Path:
     """Write the book as one HTML page into ``docs/_build/pdf/singlehtml``; returns the page."""
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-b",
-        "singlehtml",
-        "-T",
-        "-q",
-        *SPHINX_JOBS,
-        "-c",
-        str(DOCS / "_pdf"),
-        "-d",
-        str(DOCTREES),
-        str(DOCS),
-        str(SINGLEHTML),
-    ]
-    subprocess.run(command, cwd=ROOT, env=_sphinx_env(), check=True)
+    _check(sphinx_build("-q", "-c", str(DOCS / "_pdf"), builder="singlehtml", out=SINGLEHTML))
     return SINGLEHTML / "index.html"
+
+
+def _check(result: BuildResult) -> None:
+    if result.returncode != 0:
+        raise RuntimeError(f"sphinx-build failed (exit {result.returncode}):\n{result.output}")
 
 
 #: Resolves once the page's fonts have loaded, after one more layout.

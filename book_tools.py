@@ -1,51 +1,196 @@
-"""What the tests and the bench share: the book's settings and the helpers both use.
+"""The book's settings, its build entry and what its maintainer tools share.
 
-The settings are defined once, in the ``[tool.book]`` table of
-``pyproject.toml``; this module is how the tests (``tests/``) and the bench
-(``benchmarks/build_bench.py``) read them. ``noxfile.py`` and ``docs/conf.py``
-read the same table themselves: the ``nox`` command does not put the
-noxfile's folder on the import path, and a copy of ``docs/`` with
-``pyproject.toml`` beside it (as the site tests and the bench make) then
-builds without this file.
+Everything that builds the book goes through here: ``nox`` (``python
+book_tools.py build``), the tests, the bench and the PDF call
+:func:`sphinx_build`, which runs Sphinx with the book's settings. Those are
+defined once, in the ``[tool.book]`` table of ``pyproject.toml``, and read by
+:func:`settings` alone; ``docs/conf.py`` applies :func:`build_environment` to
+every build (also one started by hand or by ``sphinx-autobuild``). The paths
+of the build's outputs are named once, below.
 
-The helpers are the ones both the tests and the bench need: finding Chromium,
-serving a built site, and reading from a build's log what it executed. The
-package and the book's pages never import this module.
+The other helpers are what the tests and the bench both need: finding
+Chromium, serving a built site, and reading what a build executed (the
+build's own report, ``execution.json``). Only the standard library is
+imported, so that ``noxfile.py`` can use this module before any session
+environment exists; the package and the book's pages never import it.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
-import re
 import shutil
+import subprocess
+import sys
 import threading
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+DOCS = ROOT / "docs"
+#: Everything a build writes that is not a source: the site, its doctrees,
+#: the execution caches and report, the saved experiment results, the PDF.
+BUILD = DOCS / "_build"
+HTML = BUILD / "html"
+PDF_DIR = BUILD / "pdf"
+#: Environment variable of lessons_code.results: where the build saves grids.
+RESULTS_VAR = "LESSONS_CODE_RESULTS"
 
-_BOOK = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["book"]
 
-#: sphinx-build's flags, without the parallel jobs.
-SPHINX_FLAGS: list[str] = list(_BOOK["sphinx-flags"])
-#: sphinx-build's parallel jobs, as flags.
-SPHINX_JOBS: list[str] = ["-j", str(_BOOK["sphinx-jobs"])]
+@dataclass(frozen=True)
+class Settings:
+    """The ``[tool.book]`` table of ``pyproject.toml`` (its comments explain each)."""
+
+    sphinx_flags: tuple[str, ...]
+    sphinx_jobs: str
+    source_date_epoch: int
+    chromium: tuple[str, ...]
+    chromium_args: tuple[str, ...]
+    build_env: Mapping[str, str]
+
+
+@functools.cache
+def settings(root: Path = ROOT) -> Settings:
+    """Read the book's settings from ``root/pyproject.toml``."""
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    book = tomllib.loads(text)["tool"]["book"]
+    return Settings(
+        sphinx_flags=tuple(book["sphinx-flags"]),
+        sphinx_jobs=str(book["sphinx-jobs"]),
+        source_date_epoch=int(book["source-date-epoch"]),
+        chromium=tuple(book["chromium"]),
+        chromium_args=tuple(book["chromium-args"]),
+        build_env=dict(book["build-env"]),
+    )
+
+
+def build_environment(docs: Path = DOCS, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the variables every build, and everything it runs, gets.
+
+    The arithmetic settings of ``[tool.book.build-env]`` (they always win);
+    ``SOURCE_DATE_EPOCH``, the date of every archive the build writes, and
+    the folder of saved results, each unless ``base`` (default: this
+    process's environment) already sets it.
+    """
+    base = os.environ if base is None else base
+    found = settings(docs.parent)
+    return {
+        "SOURCE_DATE_EPOCH": base.get("SOURCE_DATE_EPOCH", str(found.source_date_epoch)),
+        RESULTS_VAR: base.get(RESULTS_VAR, str(docs / "_build" / "results")),
+        **found.build_env,
+    }
+
+
 #: Environment for everything the build and the tests run (one thread).
-BUILD_ENV: dict[str, str] = dict(_BOOK["build-env"])
+BUILD_ENV: dict[str, str] = dict(settings().build_env)
 #: The same setting as a thread count, for ``torch.set_num_threads``.
 THREADS = int(BUILD_ENV["OMP_NUM_THREADS"])
 #: Command-line arguments for headless Chromium.
-CHROMIUM_ARGS: list[str] = list(_BOOK["chromium-args"])
+CHROMIUM_ARGS: list[str] = list(settings().chromium_args)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one Sphinx run returned (``output`` is empty when it was not captured)."""
+
+    returncode: int
+    output: str
+    html: Path
+
+
+def sphinx_arguments(
+    docs: Path, out: Path, *extra: str, builder: str = "html", jobs: bool = True
+) -> list[str]:
+    """sphinx-build's arguments for building ``docs`` into ``out`` with the book's settings.
+
+    The doctrees go next to ``out``, not into it (they are not published).
+    ``jobs=False`` builds in one process (the bench compares the two).
+    """
+    book = settings(docs.parent)
+    parallel = ["-j", book.sphinx_jobs] if jobs else []
+    doctrees = ["-d", str(out.parent / "doctrees")]
+    return [*book.sphinx_flags, "-b", builder, *parallel, *doctrees, *extra, str(docs), str(out)]
+
+
+def sphinx_build(
+    *extra: str,
+    docs: Path = DOCS,
+    out: Path | None = None,
+    builder: str = "html",
+    jobs: bool = True,
+    capture: bool = True,
+) -> BuildResult:
+    """Build the book whose sources are in ``docs`` (default: this one) into ``out``.
+
+    The one way the book is built: by ``nox``, the tests, the bench and the
+    PDF. ``extra`` are further sphinx-build arguments. The book's own copy of
+    ``lessons_code`` comes first on the path (for a copy of the book, the
+    copy's package, not the one installed from here), for the notebook
+    kernels (``PYTHONPATH``) and for the examples Sphinx runs itself. With
+    ``capture`` the output is returned, else it goes to the terminal. Never
+    raises on a failed build: see the return code.
+    """
+    out = out or docs / "_build" / builder
+    root = docs.parent
+    arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs)
+    pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, **build_environment(docs), "PYTHONPATH": pythonpath}
+    command = [sys.executable, "-m", "sphinx", *arguments]
+    done = subprocess.run(
+        command, cwd=root, env=env, capture_output=capture, text=True, check=False
+    )
+    output = (done.stdout or "") + (done.stderr or "") if capture else ""
+    return BuildResult(done.returncode, output, out)
+
+
+#: Builds one distribution with the project's own backend: argv = kind, out folder.
+_BUILD_BACKEND = (
+    "import sys; from setuptools import build_meta; "
+    "getattr(build_meta, f'build_{sys.argv[1]}')(sys.argv[2])"
+)
+
+
+def build_package(out_dir: Path, *, sdist: bool = False, root: Path = ROOT) -> list[Path]:
+    """Build the wheel of ``lessons_code`` (and its sdist) into ``out_dir``; return them.
+
+    The one way the package is built: for the readers' download on the site
+    (docs/_ext/reader_wheel.py) and by ``nox -s build``. The project's own
+    backend (setuptools, as pyproject.toml names it) runs in this
+    environment, its entries dated ``SOURCE_DATE_EPOCH`` (the same bytes on
+    every build), its build and egg-info folders in a temporary folder
+    (distutils reads the file ``DIST_EXTRA_CONFIG`` names), so that nothing
+    is written to the working tree and no stale ``build/lib`` can put a
+    deleted module into the wheel.
+    """
+    import tempfile
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    before = set(out_dir.iterdir())
+    for kind in ("sdist", "wheel") if sdist else ("wheel",):  # one process each
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp, "setup.cfg")
+            config.write_text(f"[build]\nbuild_base = {tmp}\n[egg_info]\negg_base = {tmp}\n")
+            env = {
+                **os.environ,
+                "DIST_EXTRA_CONFIG": str(config),
+                "SOURCE_DATE_EPOCH": build_environment(root / "docs")["SOURCE_DATE_EPOCH"],
+            }
+            command = [sys.executable, "-c", _BUILD_BACKEND, kind, str(out_dir)]
+            done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"setuptools could not build the {kind}:\n{done.stderr}")
+    return sorted(set(out_dir.iterdir()) - before)
 
 
 def find_chromium() -> str | None:
     """Path of a Chromium executable (``CHROMIUM``, then the settings, then PATH), or None."""
     configured = os.environ.get("CHROMIUM")
-    for candidate in ([configured] if configured else []) + list(_BOOK["chromium"]):
+    for candidate in ([configured] if configured else []) + list(settings().chromium):
         if Path(candidate).exists():
             return candidate
     return shutil.which("chromium")
@@ -70,44 +215,45 @@ def serve_folder(folder: Path) -> Iterator[str]:
         server.server_close()
 
 
-# What a build executed, read from its log (until the build reports it itself).
-_EXECUTED_NOTEBOOK = re.compile(
-    r"^(?P<path>\S+?\.md): Executed notebook in (?P<s>[\d.]+) seconds", re.M
-)
-_EXAMPLE_TIME = re.compile(r"^\s+- (?P<path>\S+?\.py):\s+(?P<s>[\d.]+) sec", re.M)
-_EXAMPLES_RUN = re.compile(r"Sphinx-Gallery successfully executed (\d+) out of")
+def execution_report(docs: Path = DOCS) -> dict[str, dict[str, object]]:
+    """Read the last build's report of what it executed and why (``_build/execution.json``)."""
+    report: dict[str, dict[str, object]] = json.loads(
+        (docs / "_build" / "execution.json").read_text(encoding="utf-8")
+    )
+    return report
 
 
-def gallery_state(docs: Path) -> dict[str, int]:
-    """Modification time of every generated example page (``plot_x.py`` -> ns)."""
-    return {
-        f"{page.stem}.py": page.stat().st_mtime_ns
-        for page in (docs / "auto_examples").glob("*.rst")
-        if page.name != "index.rst"
-    }
+def executed(docs: Path = DOCS) -> tuple[dict[str, float], dict[str, float]]:
+    """Pages (``x.md``) and examples (``plot_x.py``) the last build executed, with seconds."""
+    report = execution_report(docs)
+    seconds: dict[str, float] = report["seconds"]  # type: ignore[assignment]
+    pages: dict[str, float] = {}
+    examples: dict[str, float] = {}
+    for name in report["executed"]:
+        if name.endswith(".py"):
+            examples[Path(name).name] = seconds[name]
+        else:
+            pages[f"{name}.md"] = seconds[name]
+    return pages, examples
 
 
-def executed(
-    output: str, docs: Path, before: dict[str, int]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Pages (``x.md``) and examples (``plot_x.py``) a build executed, with seconds.
+def main(argv: list[str]) -> int:
+    """``build [sphinx-build arguments]``: the HTML site; ``dist FOLDER``: sdist and wheel."""
+    if argv[:1] == ["dist"] and len(argv) == 2:
+        for path in build_package(Path(argv[1]), sdist=True):
+            sys.stdout.write(f"{path}\n")
+        return 0
+    if argv[:1] != ["build"]:
+        sys.stderr.write(
+            "usage: python book_tools.py build [sphinx-build arguments]\n"
+            "       python book_tools.py dist FOLDER\n"
+        )
+        return 2
+    result = sphinx_build(*argv[1:], capture=False)
+    if result.returncode == 0:
+        sys.stdout.write(f"The site is in {result.html}; open {result.html / 'index.html'}.\n")
+    return result.returncode
 
-    Pages come from MyST-NB's "Executed notebook" lines in the build's log.
-    sphinx-gallery's time summary also lists examples it did not run (with
-    their last times), so an example counts as executed when its generated
-    page was written again (``before`` is :func:`gallery_state` before the
-    build); the number is checked against sphinx-gallery's own count.
-    """
-    pages = {
-        Path(m["path"]).resolve().relative_to(docs.resolve()).as_posix(): float(m["s"])
-        for m in _EXECUTED_NOTEBOOK.finditer(output)
-    }
-    summary = output.partition("computation time summary:")[2]
-    times = {Path(m["path"]).name: float(m["s"]) for m in _EXAMPLE_TIME.finditer(summary)}
-    after = gallery_state(docs)
-    rewritten = sorted(name for name, mtime in after.items() if before.get(name) != mtime)
-    counted = _EXAMPLES_RUN.search(output)
-    ran = int(counted.group(1)) if counted else 0
-    if ran != len(rewritten):
-        raise ValueError(f"{len(rewritten)} example pages were written but {ran} examples ran")
-    return pages, {name: times.get(name, float("nan")) for name in rewritten}
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

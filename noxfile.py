@@ -7,8 +7,8 @@ build where a CPU wheel is all the book needs.
 
 from __future__ import annotations
 
-import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -19,9 +19,11 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "tests"]
 
 ROOT = Path(__file__).resolve().parent
-DOCS = ROOT / "docs"
-HTML = DOCS / "_build" / "html"
-DOCTREES = DOCS / "_build" / "doctrees"  # kept out of the published site
+# The book's settings, paths and build entry (standard library only).
+sys.path.insert(0, str(ROOT))
+import book_tools  # noqa: E402
+
+DOCS, HTML = book_tools.DOCS, book_tools.HTML
 TORCH = "torch==2.13.0"
 PROJECT = nox.project.load_toml(ROOT / "pyproject.toml")["project"]
 EXTRAS = PROJECT["optional-dependencies"]
@@ -30,14 +32,8 @@ AXE_CORE = "axe-core@4.14.1"
 LIGHTHOUSE = "lighthouse@12.8.2"
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
-
-# The settings nox shares with the build, the tests and the bench, defined once
-# in pyproject.toml's [tool.book] (docs/conf.py applies the thread settings to
-# every build; the test run gets them here).
-BOOK = nox.project.load_toml(ROOT / "pyproject.toml")["tool"]["book"]
-BUILD_ENV: dict[str, str] = BOOK["build-env"]
-SPHINX_FLAGS = [*BOOK["sphinx-flags"], "-j", str(BOOK["sphinx-jobs"])]
-SPHINX_DOCTREES = ["-d", str(DOCTREES)]
+# The test run computes with the build's arithmetic settings (one thread, ...).
+BUILD_ENV = book_tools.BUILD_ENV
 
 
 def _install(session: nox.Session, *extras: str) -> None:
@@ -51,15 +47,8 @@ def _install(session: nox.Session, *extras: str) -> None:
 def docs(session: nox.Session) -> None:
     """Build the HTML site into docs/_build/html (every page and example executed)."""
     _install(session, "docs")
-    session.run(
-        "sphinx-build",
-        *SPHINX_FLAGS,
-        *SPHINX_DOCTREES,
-        *session.posargs,
-        str(DOCS),
-        str(HTML),
-    )
-    session.log(f"The site is in {HTML}; open {HTML / 'index.html'} or run `nox -s serve`.")
+    session.run("python", "book_tools.py", "build", *session.posargs)
+    session.log("Or run `nox -s serve` for a preview that rebuilds on every change.")
 
 
 @nox.session(python=PYTHON, default=False)
@@ -70,10 +59,8 @@ def site(session: nox.Session) -> None:
     about half a minute more. ``nox -s docs`` stays the one-command build.
     """
     _install(session, "docs", "test")  # Playwright and pypdf are in `test`
-    session.run(
-        "sphinx-build", *SPHINX_FLAGS, *SPHINX_DOCTREES, *session.posargs, str(DOCS), str(HTML)
-    )
-    session.run("python", str(ROOT / "book_pdf.py"), env={**BUILD_ENV, **_reproducible()})
+    session.run("python", "book_tools.py", "build", *session.posargs)
+    session.run("python", "book_pdf.py")
     session.log(f"The site, with its PDF, is in {HTML}.")
 
 
@@ -86,7 +73,7 @@ def pdf(session: nox.Session) -> None:
     after ``nox -s docs``: the pages' saved outputs are reused, nothing runs.
     """
     _install(session, "docs", "test")  # Playwright and pypdf are in `test`
-    session.run("python", str(ROOT / "book_pdf.py"), env={**BUILD_ENV, **_reproducible()})
+    session.run("python", "book_pdf.py")
 
 
 @nox.session(python=PYTHON)
@@ -131,8 +118,6 @@ def serve(session: nox.Session) -> None:
     session.install("sphinx-autobuild>=2024.10")
     session.run(
         "sphinx-autobuild",
-        *SPHINX_FLAGS,
-        *SPHINX_DOCTREES,
         "--watch",
         str(ROOT / "lessons_code"),
         "--watch",
@@ -141,9 +126,7 @@ def serve(session: nox.Session) -> None:
         str(DOCS / "auto_examples"),
         "--ignore",
         str(DOCS / "gen_modules"),
-        *session.posargs,
-        str(DOCS),
-        str(HTML),
+        *book_tools.sphinx_arguments(DOCS, HTML, *session.posargs),
     )
 
 
@@ -188,14 +171,7 @@ def _install_npm(session: nox.Session, folder: str, spec: str, package: str) -> 
 
 @nox.session(python=PYTHON)
 def build(session: nox.Session) -> None:
-    """Build the wheel and sdist of lessons_code into dist/."""
-    session.install("build>=1.2")
+    """Build the wheel and sdist of lessons_code into dist/ (as the site's reader wheel)."""
+    session.install("setuptools>=77")  # the project's build backend (pyproject.toml)
     shutil.rmtree(ROOT / "dist", ignore_errors=True)
-    session.run("python", "-m", "build", "--outdir", str(ROOT / "dist"), env=_reproducible())
-
-
-def _reproducible() -> dict[str, str]:
-    """Environment for byte-identical archives."""
-    return {
-        "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", str(BOOK["source-date-epoch"]))
-    }
+    session.run("python", "book_tools.py", "dist", str(ROOT / "dist"))

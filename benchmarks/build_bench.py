@@ -17,8 +17,8 @@ package edit           a comment appended to one ``lessons_code`` module
 
 For every scenario it prints the median wall time, how many notebooks (lesson
 pages) and gallery examples were executed, the goal and whether it was met.
-Executions are read from the build's own log: MyST-NB's "Executed notebook"
-lines and sphinx-gallery's summary. For the package edit, the pages and
+Executions are read from the build's own report (``execution.json``, written by
+docs/_ext/code_deps.py). For the package edit, the pages and
 examples that should run again are found independently of the build's own
 dependency tracking, with the standard library's ``modulefinder`` run on the
 code of each page and example. A second table gives the execution time of
@@ -54,14 +54,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The settings (pyproject's [tool.book]) and the helpers the bench shares with
 # the tests: book_tools.py, next to pyproject.toml.
 sys.path.insert(0, str(ROOT))
-from book_tools import (  # noqa: E402
-    CHROMIUM_ARGS,
-    SPHINX_FLAGS,
-    SPHINX_JOBS,
-    executed,
-    find_chromium,
-    gallery_state,
-)
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+from book_pages import lesson_pages, read_page  # noqa: E402
+
+from book_tools import CHROMIUM_ARGS, executed, find_chromium, sphinx_build  # noqa: E402
 
 PACKAGE = "lessons_code"
 PROSE_PAGE = "docs/self_attention.md"
@@ -116,30 +112,15 @@ def scratch_copy(parent: Path, name: str) -> Path:
     return copy
 
 
-def sphinx_build(copy: Path, *extra: str) -> Build:
-    """Build the copy's book; its own ``lessons_code`` comes first on the path."""
+def timed_build(copy: Path, jobs: bool) -> Build:
+    """Build the copy's book (its own ``lessons_code`` first on the path), timed."""
     docs = copy / "docs"
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        *SPHINX_FLAGS,
-        *extra,
-        "-d",
-        str(docs / "_build" / "doctrees"),
-        str(docs),
-        str(docs / "_build" / "html"),
-    ]
-    # The copy's conf.py sets the build's threads, as in every build.
-    env = {**os.environ, "PYTHONPATH": str(copy)}
-    before = gallery_state(docs)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
+    done = sphinx_build(docs=docs, jobs=jobs)
     seconds = time.perf_counter() - start
-    output = done.stdout + done.stderr
     if done.returncode != 0:
-        sys.exit(f"sphinx-build failed in {copy} (exit {done.returncode}):\n{output[-6000:]}")
-    pages, examples = executed(output, docs, before)
+        sys.exit(f"sphinx-build failed in {copy} (exit {done.returncode}):\n{done.output[-6000:]}")
+    pages, examples = executed(docs)
     return Build(seconds, pages, examples)
 
 
@@ -152,26 +133,10 @@ def append(path: Path, text: str) -> None:
 # -- what an edit to the package should re-execute ------------------------------
 
 
-def notebook_pages(docs: Path) -> list[Path]:
-    """Lesson pages that are executed notebooks (MyST with a kernelspec)."""
-    return sorted(
-        page
-        for page in docs.glob("*.md")
-        if re.search(r"^kernelspec:", page.read_text(encoding="utf-8"), re.M)
-    )
-
-
 def page_code(page: Path) -> str:
-    """Return the Python source of a MyST notebook's code cells."""
-    cells = re.findall(
-        r"^```\{code-cell\}[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S
-    )
-    lines = []
-    for cell in cells:
-        # Drop the cell's options: a YAML block between --- lines, or :key: lines.
-        cell = re.sub(r"\A---\n.*?\n---\n", "", cell, flags=re.S)
-        lines.extend(line for line in cell.splitlines() if not re.match(r"^:\w[\w-]*:", line))
-        lines.append("")
+    """Return the Python source of a lesson page's code cells (the page model's)."""
+    cells = read_page(page.read_text(encoding="utf-8")).code_cells
+    lines = "\n\n".join(cell.source for cell in cells).splitlines()
     return "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
 
 
@@ -196,7 +161,7 @@ def dependents(copy: Path, module: str) -> tuple[set[str], set[str]]:
     docs = copy / "docs"
     pages = {
         page.relative_to(docs).as_posix()
-        for page in notebook_pages(docs)
+        for page in lesson_pages(docs)
         if module in package_files_loaded(page_code(page), copy)
     }
     examples = {
@@ -217,14 +182,14 @@ def run_scenarios(work: Path, repeats: int) -> tuple[list[Scenario], Build, Path
     cold_parallel: list[Build] = []
     copy = work
     for index in range(repeats):
-        for jobs, builds in (([], cold_serial), (SPHINX_JOBS, cold_parallel)):
+        for jobs, builds in ((False, cold_serial), (True, cold_parallel)):
             label = "cold-j" if jobs else "cold"
             copy = scratch_copy(work, f"{label}-{index}")
-            builds.append(sphinx_build(copy, *jobs))
+            builds.append(timed_build(copy, jobs))
             progress(f"{label} #{index + 1}", builds[-1])
             if index < repeats - 1 or not jobs:
                 shutil.rmtree(copy)
-    total_pages = len(notebook_pages(copy / "docs"))
+    total_pages = len(lesson_pages(copy / "docs"))
     total_examples = len(list((copy / "gallery").glob("*.py")))
     for name, builds in (("cold", cold_serial), ("cold, -j auto", cold_parallel)):
         everything = all(
@@ -235,13 +200,13 @@ def run_scenarios(work: Path, repeats: int) -> tuple[list[Scenario], Build, Path
         scenarios.append(Scenario(name, builds, goal, everything and median < COLD_GOAL_S))
 
     # The copy below was built with -j auto; the incremental builds use it too.
-    jobs = SPHINX_JOBS
+    jobs = True
 
     def incremental(name: str, goal: str, edit: Callable[[int], None], check) -> None:
         builds = []
         for index in range(repeats):
             edit(index)
-            builds.append(sphinx_build(copy, *jobs))
+            builds.append(timed_build(copy, jobs))
             progress(f"{name} #{index + 1}", builds[-1])
         met = all(check(build) for build in builds)
         scenarios.append(Scenario(name, builds, goal, met))
@@ -406,7 +371,7 @@ class StaticHost:
 
 def weighed_pages(site: Path) -> list[tuple[str, str]]:
     """(page type, page) for every page measured: landing, lessons, gallery, API."""
-    lessons = [f"{page.stem}.html" for page in notebook_pages(ROOT / "docs")]
+    lessons = [f"{page.stem}.html" for page in lesson_pages(ROOT / "docs")]
     pages = [("landing", "index.html")]
     pages += [("lesson", page) for page in lessons if (site / page).is_file()]
     gallery = sorted(site.glob("auto_examples/plot_*.html"))

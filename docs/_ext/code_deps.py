@@ -218,6 +218,26 @@ def _why(now: dict[str, Any], before: dict[str, Any] | None, executed: bool) -> 
     return "no saved output" if executed else "unchanged code and dependencies"
 
 
+def _example_seconds(app: Sphinx) -> dict[Path, float]:
+    """Script -> seconds, for every example sphinx-gallery ran in this build.
+
+    Read from the JUnit report sphinx-gallery writes on every build
+    (``junit`` in ``conf.py``), which lists exactly the examples it ran.
+    """
+    conf = app.config.sphinx_gallery_conf
+    report = Path(app.outdir) / conf.get("junit", "")
+    if not conf.get("junit") or not report.is_file():
+        return {}
+    import xml.etree.ElementTree as ElementTree
+
+    found = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        # "file" is the script's path from the source folder.
+        script = (Path(app.srcdir) / case.get("file", "")).resolve()
+        found[script] = float(case.get("time", "nan"))
+    return found
+
+
 def write_report(app: Sphinx, exception: Exception | None) -> None:
     """Write ``execution.json`` and log its summary."""
     if exception is not None or not hasattr(app, "_code_deps_start"):
@@ -226,21 +246,23 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
 
     path, previous = _report_path(app), app._code_deps_previous  # type: ignore[attr-defined]
     env, start = app.env, app._code_deps_start
-    sources: dict[str, tuple[str, bool]] = {}
+    sources: dict[str, tuple[str, float | None]] = {}  # name -> code, seconds if executed
     for docname in sorted(env.found_docs):
         if _is_notebook(env, docname):
             data = NbMetadataCollector.get_exec_data(env, docname) or {}
             text = Path(env.doc2path(docname)).read_text(encoding="utf-8")
-            sources[docname] = (code_of(text), data.get("mtime", 0) >= start)
-    conf = app.config.sphinx_gallery_conf
-    ran = {Path(p).resolve() for p in conf.get("passing_examples", [])}
+            ran_now = data.get("mtime", 0) >= start
+            sources[docname] = (code_of(text), data.get("runtime") if ran_now else None)
+    times = _example_seconds(app)
     for key, script in _examples(app).items():
-        sources[key] = (script.read_text(encoding="utf-8"), script.resolve() in ran)
-    report: dict[str, Any] = {"executed": {}, "reused": {}, "inputs": {}}
-    for name, (code, executed) in sources.items():
+        sources[key] = (script.read_text(encoding="utf-8"), times.get(script.resolve()))
+    report: dict[str, Any] = {"executed": {}, "reused": {}, "inputs": {}, "seconds": {}}
+    for name, (code, seconds) in sources.items():
         now = report["inputs"][name] = inputs(app, code)
-        why = _why(now, previous.get(name), executed)
-        report["executed" if executed else "reused"][name] = why
+        why = _why(now, previous.get(name), seconds is not None)
+        report["executed" if seconds is not None else "reused"][name] = why
+        if seconds is not None:
+            report["seconds"][name] = round(float(seconds), 3)
     path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     logger.info(
         f"[execution] {len(report['executed'])} pages and examples executed, "

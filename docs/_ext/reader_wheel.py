@@ -1,16 +1,11 @@
 """Ship the ``lessons_code`` wheel on the site, so downloaded examples run.
 
-When the build starts, the project's own build backend (setuptools, as in
-pyproject.toml) builds the wheel from the working tree into ``docs/_generated/``
-(ignored by git); pages link it with ``|wheel_download|`` and name it with
-``|wheel_name|`` (rST and MyST alike).
-
-* Same bytes every time: setuptools dates the entries ``SOURCE_DATE_EPOCH``.
-* Nothing in the working tree: setuptools' build and egg-info folders go to a
-  temporary folder (distutils reads the file ``DIST_EXTRA_CONFIG`` names), so
-  no stale ``build/lib`` can put a deleted module into the wheel.
-* A build takes one or two seconds, so it is skipped while the digest of its
-  inputs matches the one saved next to the wheel.
+When the build starts, the wheel is built from the working tree into
+``docs/_generated/`` (ignored by git) by ``book_tools.build_package``, the
+same function ``nox -s build`` uses; pages link it with ``|wheel_download|``
+and name it with ``|wheel_name|`` (rST and MyST alike). A build takes one or
+two seconds, so it is skipped while the digest of its inputs matches the one
+saved next to the wheel.
 """
 
 from __future__ import annotations
@@ -18,19 +13,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sphinx.errors import ExtensionError
 
+from book_tools import build_package
+
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.config import Config
-
-BUILD = "import sys; from setuptools import build_meta; build_meta.build_wheel(sys.argv[1])"
 
 
 def inputs_digest(root: Path) -> str:
@@ -52,16 +44,11 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     if len(wheels) == 1 and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
         return wheels[0]
     shutil.rmtree(out_dir, ignore_errors=True)  # no wheel of an older version stays
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp, "setup.cfg")
-        config.write_text(f"[build]\nbuild_base = {tmp}\n[egg_info]\negg_base = {tmp}\n")
-        env = {**os.environ, "DIST_EXTRA_CONFIG": str(config)}
-        command = [sys.executable, "-c", BUILD, str(out_dir)]
-        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ExtensionError(f"setuptools could not build the reader wheel:\n{done.stderr}")
+    try:
+        (wheel,) = build_package(out_dir, root=root)
+    except RuntimeError as error:
+        raise ExtensionError(f"the reader wheel: {error}") from None
     stamp.write_text(digest, encoding="utf-8")
-    (wheel,) = out_dir.glob("*.whl")
     return wheel
 
 

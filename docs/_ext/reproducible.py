@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def source_date() -> tuple[int, int, int, int, int, int]:
     """``SOURCE_DATE_EPOCH`` (set in ``conf.py``) as a zip entry's date."""
-    return time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", "1767225600")))[:6]
+    return time.gmtime(int(os.environ["SOURCE_DATE_EPOCH"]))[:6]
 
 
 def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:

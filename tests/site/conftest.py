@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_support import ARTIFACTS, DOCS, HTML, BuildResult, run_sphinx, skip_or_fail
+from site_support import ARTIFACTS, BuildResult, skip_or_fail
 
-from book_tools import CHROMIUM_ARGS, find_chromium, serve_folder
+from book_tools import CHROMIUM_ARGS, find_chromium, serve_folder, sphinx_build
 
 SITE = Path(__file__).resolve().parent
 
@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def built_site() -> BuildResult:
     """The site, built from the working tree; the build must succeed."""
-    result = run_sphinx(DOCS, HTML)
+    result = sphinx_build()
     if result.returncode != 0:
         pytest.fail(f"sphinx-build failed (exit {result.returncode}):\n{result.output[-6000:]}")
     return result

@@ -12,53 +12,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
-from book_tools import SPHINX_FLAGS, SPHINX_JOBS
+from book_pages import lesson_pages, read_page
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-HTML = DOCS / "_build" / "html"
+from book_tools import DOCS, HTML, ROOT, BuildResult  # noqa: F401 (the tests import them from here)
+
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    """What one ``sphinx-build`` run returned."""
-
-    returncode: int
-    output: str
-    html: Path
-
-
-def run_sphinx(source: Path, out: Path, *extra: str) -> BuildResult:
-    """Build ``source`` into ``out`` with the maintainers' flags; never raises."""
-    # Pickled doctrees stay next to the site, not inside it (as in nox -s docs).
-    doctrees = ["-d", str(out.parent / "doctrees")]
-    flags = [*SPHINX_FLAGS, *SPHINX_JOBS, *doctrees, *extra]
-    command = [sys.executable, "-m", "sphinx", *flags, str(source), str(out)]
-    # The book's conf.py sets the build's threads (pyproject's [tool.book]).
-    # The book's own copy of lessons_code comes first on the path, for the
-    # notebook kernels (PYTHONPATH) and for the examples run by Sphinx itself
-    # (the working directory comes first under ``python -m``); for a copy of
-    # the book that is the copy's package, not the one installed from here.
-    pythonpath = os.pathsep.join(filter(None, [str(source.parent), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": pythonpath}
-    completed = subprocess.run(
-        command,
-        cwd=source.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
-    return BuildResult(completed.returncode, completed.stdout + completed.stderr, out)
 
 
 NOTEBOOK_HEADER = """---
@@ -80,6 +43,7 @@ def make_book(tmp_path: Path, pages: dict[str, str], examples: dict[str, str]) -
     lists the gallery and ``pages``. Returns the copy's ``docs`` folder.
     """
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(ROOT / "book_tools.py", tmp_path / "book_tools.py")
     shutil.copytree(ROOT / "lessons_code", tmp_path / "lessons_code")
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -222,15 +186,12 @@ def find_axe() -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
-#: The lesson pages: the MyST notebooks (pages with code cells) of docs/.
-LESSON_SOURCES = sorted(
-    path for path in DOCS.glob("*.md") if "```{code-cell}" in path.read_text(encoding="utf-8")
-)
+#: The lesson pages (book_pages.py: the pages the build executes).
+LESSON_SOURCES = lesson_pages(DOCS)
 #: The same pages as the built site names them.
 LESSON_PAGES = [f"{path.stem}.html" for path in LESSON_SOURCES]
 #: A ``{listing}`` directive of a page, and the object it shows.
 LISTING = re.compile(r"```\{listing\} (\S+)")
-_REMOVED = {"remove-cell", "remove-input"}
 
 
 @dataclass(frozen=True)
@@ -243,21 +204,17 @@ class CodeCell:
 
 
 def code_cells(page: Path) -> list[CodeCell]:
-    """Every code cell of the MyST notebook ``page``, in order."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
-    notebook = read_myst_markdown_notebook(page.read_text(encoding="utf-8"))
+    """Every code cell of the lesson page ``page``, in order."""
     cells = []
     in_solution = False
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
+    for cell in read_page(page.read_text(encoding="utf-8")).cells:
+        if cell.kind == "markdown":
             if "{solution-start}" in cell.source:
                 in_solution = True
             if "{solution-end}" in cell.source:
                 in_solution = False
-        elif cell.cell_type == "code":
-            visible = not _REMOVED & set(cell.metadata.get("tags", []))
-            cells.append(CodeCell(cell.source, visible, in_solution))
+        elif cell.kind == "code":
+            cells.append(CodeCell(cell.source, cell.shown, in_solution))
     return cells
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
+from site_support import NOTEBOOK_HEADER, make_book
+
+from book_tools import sphinx_build
 
 GOOD_EXAMPLE = '''"""
 A working example
@@ -39,7 +41,7 @@ y = x / 0
 
 
 def build(docs: Path) -> tuple[int, str]:
-    result = run_sphinx(docs, docs / "_build" / "html")
+    result = sphinx_build(docs=docs)
     return result.returncode, result.output
 
 

@@ -18,13 +18,12 @@ to ``positional.py`` that doubles every encoding.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from site_support import NOTEBOOK_HEADER, make_book, run_sphinx
+from site_support import NOTEBOOK_HEADER, make_book
 
-from book_tools import executed, gallery_state
+from book_tools import executed, execution_report, sphinx_build
 
 STAMP = "import time\n\nprint('stamp', time.perf_counter_ns(), time.time_ns())\n"
 
@@ -144,18 +143,18 @@ def listed_lessons(html: Path) -> list[list[str]]:
 def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]:
     """Build; return the pages and examples executed, and every output.
 
-    The build's own report (``_build/execution.json``) must name the same
-    pages and examples as executed; the reasons it gives are kept in ``WHY``.
+    They are read from the build's own report (``_build/execution.json``),
+    which must account for every page and example and give each executed one
+    its seconds; the reasons it gives are kept in ``WHY``.
     """
     html = docs / "_build" / "html"
-    before = gallery_state(docs)
-    result = run_sphinx(docs, html)
+    result = sphinx_build(docs=docs, out=html)
     assert result.returncode == 0, result.output[-6000:]
-    pages, examples = executed(result.output, docs, before)
-    report = json.loads((docs / "_build" / "execution.json").read_text(encoding="utf-8"))
-    expected = {p.removesuffix(".md") for p in pages} | {f"auto_examples/{e}" for e in examples}
-    assert set(report["executed"]) == expected
+    pages, examples = executed(docs)
+    report = execution_report(docs)
     assert set(report["executed"]) | set(report["reused"]) == set(DOCUMENTS_BY_NAME)
+    assert set(report["seconds"]) == set(report["executed"])
+    assert all(0 <= seconds < 600 for seconds in report["seconds"].values())
     assert "[execution]" in result.output
     WHY.clear()
     WHY.update(report["executed"] | report["reused"])

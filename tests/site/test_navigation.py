@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from site_support import LESSON_PAGES, PageVisit, make_book, run_sphinx, settle, site_pages
+from site_support import LESSON_PAGES, PageVisit, make_book, settle, site_pages
+
+from book_tools import sphinx_build
 
 LESSONS = LESSON_PAGES
 
@@ -283,7 +285,7 @@ def test_glossary_backlinks_follow_incremental_builds(tmp_path: Path) -> None:
     html = tmp_path / "html"
 
     def build() -> dict[str, list[str]]:
-        result = run_sphinx(docs, html)
+        result = sphinx_build(docs=docs, out=html)
         assert result.returncode == 0, result.output[-4000:]
         return _used_in(html)
 
@@ -349,7 +351,7 @@ def test_glossary_backlinks_from_exercises_and_solutions(tmp_path: Path) -> None
         {"plot_trivial.py": TRIVIAL_EXAMPLE},
     )
     html = tmp_path / "html"
-    result = run_sphinx(docs, html)
+    result = sphinx_build(docs=docs, out=html)
     assert result.returncode == 0, result.output[-4000:]
     arrow = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}"
     assert _used_in_links(html) == {

@@ -37,9 +37,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from site_support import DOCS, ROOT, BuildResult, run_sphinx
+from site_support import DOCS, ROOT, BuildResult
 
 import book_pdf
+from book_tools import sphinx_build
 
 #: Pages and images that show wall-clock measurements.
 MEASURED = re.compile(
@@ -96,7 +97,7 @@ def test_a_clean_build_gives_the_same_site(
 ) -> None:
     monkeypatch.setenv("LESSONS_CODE_RESULTS", str(DOCS / "_build" / "results"))
     docs = clean_copy(tmp_path)
-    result = run_sphinx(docs, docs / "_build" / "html")
+    result = sphinx_build(docs=docs)
     assert result.returncode == 0, result.output[-4000:]
     first, second = outputs = [built_site.html, docs / "_build" / "html"]
     files_1 = {p.relative_to(first).as_posix() for p in first.rglob("*") if p.is_file()}
