@@ -103,18 +103,31 @@ class BuildResult:
     html: Path
 
 
+#: The flags of ``[tool.book]`` that make the HTML build strict (a warning is
+#: an error, every reference must resolve); the PDF leaves the gallery and the
+#: API pages out, so references to them cannot resolve there.
+STRICT_FLAGS = frozenset({"-W", "--keep-going", "-n"})
+
+
 def sphinx_arguments(
-    docs: Path, out: Path, *extra: str, builder: str = "html", jobs: bool = True
+    docs: Path,
+    out: Path,
+    *extra: str,
+    builder: str = "html",
+    jobs: bool = True,
+    strict: bool = True,
 ) -> list[str]:
     """sphinx-build's arguments for building ``docs`` into ``out`` with the book's settings.
 
     The doctrees go next to ``out``, not into it (they are not published).
-    ``jobs=False`` builds in one process (the bench compares the two).
+    ``jobs=False`` builds in one process (the bench compares the two);
+    ``strict=False`` leaves out :data:`STRICT_FLAGS` (the PDF's build).
     """
     book = settings(docs.parent)
+    flags = [flag for flag in book.sphinx_flags if strict or flag not in STRICT_FLAGS]
     parallel = ["-j", book.sphinx_jobs] if jobs else []
     doctrees = ["-d", str(out.parent / "doctrees")]
-    return [*book.sphinx_flags, "-b", builder, *parallel, *doctrees, *extra, str(docs), str(out)]
+    return [*flags, "-b", builder, *parallel, *doctrees, *extra, str(docs), str(out)]
 
 
 def sphinx_build(
@@ -123,6 +136,7 @@ def sphinx_build(
     out: Path | None = None,
     builder: str = "html",
     jobs: bool = True,
+    strict: bool = True,
     capture: bool = True,
 ) -> BuildResult:
     """Build the book whose sources are in ``docs`` (default: this one) into ``out``.
@@ -137,7 +151,7 @@ def sphinx_build(
     """
     out = out or docs / "_build" / builder
     root = docs.parent
-    arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs)
+    arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs, strict=strict)
     pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, **build_environment(docs), "PYTHONPATH": pythonpath}
     command = [sys.executable, "-m", "sphinx", *arguments]
