@@ -71,7 +71,8 @@ def clean_copy(target: Path) -> Path:
         "jupyter_execute",
         "__pycache__",
     )
-    for name in ("pyproject.toml", "README.md"):  # the wheel's metadata
+    # The wheel's metadata, and the build's settings and entry.
+    for name in ("pyproject.toml", "README.md", "book_tools.py"):
         shutil.copy(ROOT / name, target / name)
     for folder in ("docs", "gallery", "lessons_code"):
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
