@@ -33,6 +33,7 @@ from typing import Any
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, NameObject, TextStringObject
 
+import book_tools
 from book_tools import (
     CHROMIUM_ARGS,
     DOCS,
@@ -46,8 +47,7 @@ from book_tools import (
 
 OUT = PDF_DIR
 SINGLEHTML = OUT / "singlehtml"
-PDF = OUT / "transformer-book.pdf"
-FACTS = OUT / "transformer-book.json"
+PDF, FACTS = book_tools.PDF, book_tools.PDF_FACTS
 
 #: Page number at the foot of every page (Chromium fills in the spans).
 FOOTER = (

@@ -18,6 +18,7 @@ environment exists; the package and the book's pages never import it.
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
 import json
 import os
@@ -30,6 +31,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
@@ -38,6 +41,9 @@ DOCS = ROOT / "docs"
 BUILD = DOCS / "_build"
 HTML = BUILD / "html"
 PDF_DIR = BUILD / "pdf"
+#: The book as one PDF (book_pdf.py), and its facts (page count) next to it.
+PDF = PDF_DIR / "transformer-book.pdf"
+PDF_FACTS = PDF.with_suffix(".json")
 #: Environment variable of lessons_code.results: where the build saves grids.
 RESULTS_VAR = "LESSONS_CODE_RESULTS"
 
@@ -210,23 +216,77 @@ def find_chromium() -> str | None:
     return shutil.which("chromium")
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+#: Sent gzip-compressed: everything else (PNG, WOFF2, ...) is compressed already.
+TEXT_SUFFIXES = frozenset({".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".xml", ".map"})
+
+
+class StaticHost:
+    """A built site served as a static host serves it, on a free port of 127.0.0.1.
+
+    Text is sent gzip-compressed (level 9) to a browser that accepts it, and
+    every file with ``Cache-Control: max-age=600`` (GitHub Pages' setting), so
+    a second page of a visit fetches only what it does not share with the
+    first. ``url`` is the site's address; ``sent`` lists (path, status) of
+    every response, in order. The tests and the bench use this one server.
+    """
+
+    def __init__(self, site: Path) -> None:
+        self.sent: list[tuple[str, int]] = []
+        handler = functools.partial(_Handler, self.sent, directory=str(site))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    packed: dict[tuple[Path, int, int], bytes] = {}  # noqa: RUF012 (shared by every request)
+
+    def __init__(self, sent: list[tuple[str, int]], *args: Any, **kwargs: Any) -> None:
+        self.sent = sent
+        super().__init__(*args, **kwargs)
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
+
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.is_file() and path.suffix in TEXT_SUFFIXES):
+            super().do_GET()
+            return
+        data = path.read_bytes()
+        key = (path, len(data), hash(data))
+        if key not in self.packed:
+            self.packed[key] = gzip.compress(data, 9, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(self.packed[key])))
+        self.end_headers()
+        self.wfile.write(self.packed[key])
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        relative = unquote(urlsplit(self.path).path).lstrip("/")
+        if relative == "" or relative.endswith("/"):
+            relative += "index.html"
+        self.sent.append((relative, int(code)))
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 
 
 @contextmanager
-def serve_folder(folder: Path) -> Iterator[str]:
-    """Serve ``folder`` on a free port of 127.0.0.1; yield its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def serve_folder(folder: Path) -> Iterator[StaticHost]:
+    """Serve ``folder`` like a static host (:class:`StaticHost`) while the block runs."""
+    host = StaticHost(folder)
+    threading.Thread(target=host.server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield host
     finally:
-        server.shutdown()
-        server.server_close()
+        host.server.shutdown()
+        host.server.server_close()
 
 
 def execution_report(docs: Path = DOCS) -> dict[str, dict[str, object]]:

@@ -48,7 +48,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from modulefinder import ModuleFinder
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 # The settings (pyproject's [tool.book]) and the helpers the bench shares with
@@ -57,7 +56,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from book_pages import lesson_pages, read_page  # noqa: E402
 
-from book_tools import CHROMIUM_ARGS, executed, find_chromium, sphinx_build  # noqa: E402
+from book_tools import (  # noqa: E402
+    CHROMIUM_ARGS,
+    TEXT_SUFFIXES,
+    StaticHost,
+    executed,
+    find_chromium,
+    serve_folder,
+    sphinx_build,
+)
 
 PACKAGE = "lessons_code"
 PROSE_PAGE = "docs/self_attention.md"
@@ -251,16 +258,12 @@ def progress(label: str, build: Build) -> None:
 
 # -- what a reader's browser downloads ---------------------------------------------
 #
-# The built site is served the way a static host serves it: text gzip-compressed
-# at level 9 (when the browser accepts it), every file with
-# ``Cache-Control: max-age=600`` (GitHub Pages' setting), so a second page in the
-# same visit fetches only what it does not share with the first. Every file the
-# server sends is counted; a file the browser takes from its cache never reaches
-# the server. Sizes are the bodies: raw (the file) and compressed (gzip -9 for
-# text, images and fonts as they are).
+# The built site is served as a static host serves it (book_tools.StaticHost,
+# the tests' server too): text gzip-compressed, every file cacheable for ten
+# minutes. Every file the server sends is counted; a file the browser takes
+# from its cache never reaches the server. Sizes are the bodies: raw (the file)
+# and compressed (gzip -9 for text, images and fonts as they are).
 
-#: Served gzip-compressed: everything else (PNG, WOFF2, ...) is compressed already.
-TEXT_SUFFIXES = frozenset({".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".xml", ".map"})
 #: The theme's icon font: its JavaScript and webfonts (another change removes them).
 ICON_FONT = re.compile(r"(fontawesome[^/]*\.js|\.woff2?)$")
 #: Goals of issue 17, compressed bytes: a first visit per page type; a second
@@ -304,69 +307,6 @@ def file_sizes(site: Path, relative: str, cache: dict[str, tuple[int, int]]) -> 
         text = Path(relative).suffix in TEXT_SUFFIXES
         cache[relative] = (len(data), packed if text else len(data))
     return cache[relative]
-
-
-class StaticHost:
-    """Serve a folder like a static host, on a free port of 127.0.0.1.
-
-    ``with StaticHost(site) as host:`` gives ``host.url``; ``host.sent`` lists
-    (path, status) of every response, in order.
-    """
-
-    def __init__(self, site: Path) -> None:
-        import functools
-        import gzip
-        import http.server
-        from urllib.parse import unquote
-
-        self.sent: list[tuple[str, int]] = []
-        sent = self.sent
-        packed: dict[Path, bytes] = {}
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def end_headers(self) -> None:
-                self.send_header("Cache-Control", "max-age=600")
-                super().end_headers()
-
-            def do_GET(self) -> None:
-                path = Path(self.translate_path(self.path))
-                if path.is_dir():
-                    path = path / "index.html"
-                accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-                if not (accepts and path.is_file() and path.suffix in TEXT_SUFFIXES):
-                    super().do_GET()
-                    return
-                if path not in packed:
-                    packed[path] = gzip.compress(path.read_bytes(), 9, mtime=0)
-                self.send_response(200)
-                self.send_header("Content-Type", self.guess_type(str(path)))
-                self.send_header("Content-Encoding", "gzip")
-                self.send_header("Content-Length", str(len(packed[path])))
-                self.end_headers()
-                self.wfile.write(packed[path])
-
-            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-                relative = unquote(urlparse(self.path).path).lstrip("/")
-                if relative == "" or relative.endswith("/"):
-                    relative += "index.html"
-                sent.append((relative, int(code)))
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        handler = functools.partial(Handler, directory=str(site))
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> StaticHost:
-        import threading
-
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def weighed_pages(site: Path) -> list[tuple[str, str]]:
@@ -413,7 +353,7 @@ def page_weights(site: Path) -> list[PageWeight]:
                 weight.images += compressed
         return weight
 
-    with StaticHost(site) as host, sync_playwright() as playwright:
+    with serve_folder(site) as host, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         for kind, path in weighed_pages(site):
             context = browser.new_context()  # empty cache: a first visit
@@ -445,7 +385,7 @@ def lighthouse(site: Path, runs: int) -> list[tuple[str, list[tuple[float, float
         )
         return []
     results = []
-    with StaticHost(site) as host:
+    with serve_folder(site) as host:
         for page in LIGHTHOUSE_PAGES:
             command = [
                 "node",

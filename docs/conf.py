@@ -13,13 +13,11 @@ from typing import Any
 DOCS = Path(__file__).resolve().parent
 # The book's extensions, and its settings (book_tools.py, next to pyproject.toml).
 sys.path[:0] = [str(DOCS / "_ext"), str(DOCS.parent)]
-from lesson_notebooks import PDF as _BOOK_PDF  # noqa: E402
-
 import book_tools  # noqa: E402
 
 # The landing page's paragraph on the book as one PDF is shown only where the
 # PDF has been built (`nox -s site`, or `nox -s pdf` after `nox -s docs`).
-if (DOCS / _BOOK_PDF).is_file():
+if book_tools.PDF.is_file():
     tags.add("book_pdf")  # noqa: F821 (Sphinx puts `tags` in this file's namespace)
 
 # The build's environment, for everything it runs (the examples, in this
@@ -170,6 +168,10 @@ sphinx_gallery_conf = {
         f"#     pip install lessons_code-{release}-py3-none-any.whl matplotlib pandas"
     ),
 }
+
+# -- The readers' downloads (docs/_ext/lesson_notebooks.py) -------------------
+# The book as one PDF, where book_pdf.py writes it (book_tools names the path).
+book_pdf = book_tools.PDF.relative_to(DOCS).as_posix()
 
 # -- Solutions ------------------------------------------------------------------
 # sphinx-exercise marks a solution ``dropdown``; sphinx-togglebutton collapses

@@ -422,4 +422,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-updated", rewrite_listings)
     app.connect("env-purge-doc", purge_usage)
     app.connect("env-merge-info", merge_usage)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "version": "1.0",
+        "env_version": 1,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

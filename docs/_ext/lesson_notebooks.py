@@ -80,9 +80,6 @@ if TYPE_CHECKING:
 
 get_exec_data = NbMetadataCollector.get_exec_data
 
-#: Where the notebooks go, relative to the HTML output folder.
-FOLDER = "_downloads/notebooks"
-ARCHIVE = "lessons-notebooks.zip"
 #: nbformat's helpers are untyped.
 _V4: Any = nbformat.v4
 _WRITES: Any = nbformat.writes
@@ -492,8 +489,8 @@ def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.Note
     install = (
         "To run this notebook, install the book's package and its plotting needs "
         f"from the folder that holds the package's wheel, `{wheel}` (it comes with "
-        f"the zip of all lessons, `{ARCHIVE}`, next to their notebooks; the book's "
-        "home page offers both):\n\n"
+        f"the zip of all lessons, `{app.config.book_notebooks_archive}`, next to their "
+        "notebooks; the book's home page offers both):\n\n"
         f"```bash\npip install {wheel} matplotlib pandas\n```\n\n"
         "Links to other lessons open their notebooks from the same folder."
     )
@@ -554,7 +551,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
         glossary.update(read_glossary(_source(app, page)))
     (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
     shared = _Shared(frozenset(lessons), bib, glossary, wheel.name)
-    folder = Path(app.outdir) / FOLDER
+    folder = Path(app.outdir) / app.config.book_notebooks_folder
     folder.mkdir(parents=True, exist_ok=True)
     files = {wheel.name: wheel.read_bytes()}
     for docname in lessons:
@@ -565,7 +562,9 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
             path.write_bytes(files[f"{docname}.ipynb"])
     # The zip holds what the notebooks' links and install line name: each
     # other, and the wheel.
-    with zipfile.ZipFile(folder / ARCHIVE, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(
+        folder / app.config.book_notebooks_archive, "w", compression=zipfile.ZIP_DEFLATED
+    ) as archive:
         for name, data in sorted(files.items()):
             info = zipfile.ZipInfo(name, date_time=source_date())
             info.external_attr = 0o644 << 16
@@ -587,7 +586,7 @@ def offer_notebook(
     """
     if pagename not in app.env.found_docs or not is_lesson(_source(app, pagename)):
         return
-    href = context["pathto"](f"{FOLDER}/{pagename}.ipynb", 1)
+    href = context["pathto"](f"{app.config.book_notebooks_folder}/{pagename}.ipynb", 1)
     label = "Download this lesson as a Jupyter notebook"
     body = context.get("body", "")
     if _H1_END in body:
@@ -612,12 +611,6 @@ def offer_notebook(
             group["buttons"] = [notebook, *kept]
 
 
-#: The book as one PDF and its facts (page count), where book_pdf.py writes
-#: them, relative to the source folder.
-PDF = "_build/pdf/transformer-book.pdf"
-PDF_FACTS = "_build/pdf/transformer-book.json"
-
-
 def book_pdf_role(
     name: str,
     rawtext: str,
@@ -634,15 +627,15 @@ def book_pdf_role(
     sets; an ``only`` block cannot hide a section, so the paragraph has no heading).
     """
     env = inliner.document.settings.env
-    pdf = Path(env.srcdir) / PDF
-    if not pdf.is_file():
+    pdf = Path(env.srcdir) / env.config.book_pdf
+    if not env.config.book_pdf or not pdf.is_file():
         return [nodes.inline(rawtext, text)], []
-    facts_file = Path(env.srcdir) / PDF_FACTS  # none next to a PDF of an older book_pdf.py
+    facts_file = pdf.with_suffix(".json")  # book_pdf.py writes the page count there
     facts = json.loads(facts_file.read_text(encoding="utf-8")) if facts_file.is_file() else {}
     link = addnodes.download_reference(
         rawtext, "", refdoc=env.docname, refdomain="", reftype="download"
     )
-    link["reftarget"], link["refexplicit"] = f"/{PDF}", True
+    link["reftarget"], link["refexplicit"] = f"/{env.config.book_pdf}", True
     link += nodes.inline(text, text)
     pages = f"{facts['pages']} pages, " if "pages" in facts else ""
     size = pdf.stat().st_size / 1e6
@@ -653,18 +646,24 @@ def relink_pdf(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """The landing page, to be read again when the PDF appeared since it was read."""
-    pdf = Path(app.srcdir) / PDF
+    pdf = Path(app.srcdir) / app.config.book_pdf
     root = app.config.root_doc
-    if not pdf.is_file() or root in added | changed:
+    if not app.config.book_pdf or not pdf.is_file() or root in added | changed:
         return []
     linked = any(Path(path) == pdf for path in env.dependencies.get(root, ()))
     return [] if linked else [root]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    # Where the notebooks and their zip go, relative to the HTML output folder.
+    app.add_config_value("book_notebooks_folder", "_downloads/notebooks", "html", types=[str])
+    app.add_config_value("book_notebooks_archive", "lessons-notebooks.zip", "html", types=[str])
+    # The book as one PDF, relative to the source folder (book_pdf.py writes it
+    # there, and its page count next to it as JSON); "" for none.
+    app.add_config_value("book_pdf", "", "env", types=[str])
     app.add_role("book-pdf", book_pdf_role)
     app.connect("env-get-outdated", relink_pdf)
     # After the theme's own hook, which fills the download menu.
     app.connect("html-page-context", offer_notebook, priority=600)
     app.connect("build-finished", write_notebooks)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}

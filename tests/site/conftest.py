@@ -45,9 +45,9 @@ def built_site() -> BuildResult:
 
 @pytest.fixture(scope="session")
 def site_url(built_site: BuildResult) -> Iterator[str]:
-    """Serve the built site on a free port of 127.0.0.1."""
-    with serve_folder(built_site.html) as url:
-        yield url
+    """Serve the built site as a static host serves it (book_tools.StaticHost)."""
+    with serve_folder(built_site.html) as host:
+        yield host.url
 
 
 @pytest.fixture(scope="session")
