@@ -135,6 +135,9 @@ sphinx_gallery_conf = {
     "examples_dirs": ["../gallery"],
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r".*\.py$",  # execute every example
+    # Examples run side by side, as many as sphinx-build's -j (one thread each);
+    # two of them asking for one stored result compute it once (lessons_code.results).
+    "parallel": True,
     "ignore_pattern": r"__init__\.py",
     "doc_module": ("lessons_code",),
     "reference_url": {"lessons_code": None},

@@ -21,20 +21,28 @@ A saved result is used only when everything that decides it is the same:
 * the PyTorch version and its number of intra-op threads (both change the
   order of floating-point sums, hence the last bits of a result).
 
+Processes that share the folder may make the same call at the same time (the
+book's build runs gallery examples side by side): the first one computes the
+result while the others wait for it, and then read it. The wait is a lock on a
+file next to the result (``fcntl.flock``, or ``msvcrt.locking`` on Windows),
+which the system releases if the computing process dies.
+
 Results are stored with ``pickle``, so point the variable only at a folder
 that you alone write to.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import os
 import pickle
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import BinaryIO, ParamSpec, TypeVar, cast
 
 import torch
 
@@ -123,6 +131,78 @@ def result_key(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _lock(handle: BinaryIO) -> None:
+    """Block until this process holds the exclusive lock of the open file ``handle``."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        while True:
+            try:  # gives up with OSError after about 10 s; try again
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                return
+            except OSError:
+                continue
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+def _unlock(handle: BinaryIO) -> None:
+    """Release the lock that :func:`_lock` took."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold the lock file ``path`` for the block, alone among all processes.
+
+    The holder deletes the file when done (before unlocking). A process that
+    was waiting on the deleted file then holds a lock nobody else can see, so
+    it opens the file again: the lock counts only while it is on the file that
+    ``path`` names.
+    """
+    while True:
+        handle = path.open("a+b")
+        try:
+            _lock(handle)
+            try:
+                opened, named = os.fstat(handle.fileno()), os.stat(path)
+                current = os.path.samestat(opened, named)
+            except FileNotFoundError:
+                current = False
+            if current:
+                break
+            _unlock(handle)
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()
+    try:
+        yield
+    finally:
+        # Windows cannot delete an open file: there the file stays.
+        with contextlib.suppress(OSError):
+            path.unlink()
+        _unlock(handle)
+        handle.close()
+
+
+def _load(path: Path) -> object:
+    """Return the result pickled in ``path``."""
+    with path.open("rb") as handle:
+        return pickle.load(handle)
+
+
 def stored(function: Callable[P, R]) -> Callable[P, R]:
     """Make ``function`` save and reuse its results when ``LESSONS_CODE_RESULTS`` is set.
 
@@ -135,7 +215,9 @@ def stored(function: Callable[P, R]) -> Callable[P, R]:
     -------
     Callable
         ``function`` with the same signature and documentation. With the
-        variable unset it just calls ``function``.
+        variable unset it just calls ``function``. With it set, a call that
+        another process is already computing waits for that result and
+        returns it, instead of computing it a second time.
     """
 
     @functools.wraps(function)
@@ -147,15 +229,18 @@ def stored(function: Callable[P, R]) -> Callable[P, R]:
             Path(folder) / f"{result_key(function, *args, **kwargs)}.pkl"
         )
         if path.is_file():
-            with path.open("rb") as handle:
-                result: R = pickle.load(handle)
-            return result
-        result = function(*args, **kwargs)
+            return cast(R, _load(path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        with partial.open("wb") as handle:
-            pickle.dump(result, handle)
-        partial.replace(path)  # atomic: a reader never sees half a file
+        # One process computes; the others with the same call wait here, then
+        # find the result saved.
+        with _exclusive(path.with_suffix(".lock")):
+            if path.is_file():
+                return cast(R, _load(path))
+            result = function(*args, **kwargs)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            with partial.open("wb") as handle:
+                pickle.dump(result, handle)
+            partial.replace(path)  # atomic: never half a file to read
         return result
 
     return wrapper

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,3 +87,62 @@ def test_package_digest_is_a_stable_sha256() -> None:
     assert len(digest) == 64
     assert set(digest) <= set("0123456789abcdef")
     assert package_digest() == digest
+
+
+#: A process that calls one stored function; its body logs each run, and the
+#: first run waits for the test's go-ahead (a file) before it returns.
+CALLER = """
+import sys, time
+from pathlib import Path
+from lessons_code.results import stored
+
+folder = Path(sys.argv[1])
+
+@stored
+def square(x):
+    with (folder / "runs.log").open("a") as log:
+        log.write("run\\n")
+    while not (folder / "go").exists():
+        time.sleep(0.02)
+    return x * x
+
+(folder / f"calling-{sys.argv[2]}").touch()
+print(square(3))
+"""
+
+
+def test_two_processes_with_the_same_call_compute_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two gallery examples run side by side (sphinx-gallery's parallel option)
+    # may ask for the same result at the same time: the second one waits for
+    # the first one's result instead of computing it again.
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "store"))
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER, encoding="utf-8")
+    runs = tmp_path / "runs.log"
+
+    def start(name: str) -> subprocess.Popen[str]:
+        command = [sys.executable, str(script), str(tmp_path), name]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+
+    def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    first = start("first")
+    assert wait_for(runs.exists, 120), "the first process never ran the function"
+    second = start("second")
+    assert wait_for((tmp_path / "calling-second").exists, 120)
+    # Give a second run the chance to start (it would within milliseconds).
+    wait_for(lambda: runs.read_text().count("run") > 1, 2)
+    (tmp_path / "go").touch()
+    outputs = [process.communicate(timeout=120)[0] for process in (first, second)]
+    assert [process.returncode for process in (first, second)] == [0, 0]
+    assert outputs == ["9\n", "9\n"]
+    assert runs.read_text() == "run\n"  # computed once, read by the other
+    assert sorted(p.suffix for p in (tmp_path / "store").iterdir()) == [".pkl"]
