@@ -86,11 +86,13 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, default=False)
 def quick(session: nox.Session) -> None:
-    """The quick loop: package tests and docstring examples; no site, nothing marked slow.
+    """The quick loop: package tests, docstring examples and the extensions' unit tests.
 
+    No site and nothing marked slow: tests/ext builds tiny books with Sphinx
+    (hence the ``docs`` extra), one extension at a time, and executes no notebook.
     ``nox -R -s quick`` skips the install step once the environment exists.
     """
-    _install(session, "examples", "test")
+    _install(session, "examples", "test", "docs")
     session.run("pytest", "--ignore=tests/site", "-m", "not slow", *session.posargs, env=BUILD_ENV)
 
 

@@ -11,6 +11,10 @@ from torch import nn
 
 from book_tools import THREADS
 
+# Sphinx's fixtures (make_app, app, rootdir, ...) for the extensions' tests in
+# tests/ext; pytest takes a plugin only from the top conftest of the run.
+pytest_plugins = ["sphinx.testing.fixtures"]
+
 # The property tests draw the same examples on every run (derandomized, no
 # example database, no deadline): a test passes or fails by the code alone,
 # never by the draw, the machine's load or an earlier run's saved failure.

@@ -97,14 +97,6 @@ def test_reference_image_and_claim_faults_are_each_reported(tmp_path: Path) -> N
     assert re.search(r"faults\.md: WARNING: claims: the answer \('answer'\) is 41", output)
 
 
-def test_malformed_math_names_its_page_and_line(tmp_path: Path) -> None:
-    page = "# Math\n\nFine: $x^2$.\n\n$$\n\\frac{1}{\n$$\n"
-    docs = make_book(tmp_path, {"bad_math": page}, {"plot_good.py": GOOD_EXAMPLE})
-    code, output = build(docs)
-    assert code != 0
-    assert re.search(r"bad_math\.md:\d+: cannot typeset", output), output[-4000:]
-
-
 def test_each_kind_of_text_defect_fails_the_build_where_it_is(tmp_path: Path) -> None:
     lines = [
         "# Text defects",

@@ -19,8 +19,8 @@ paragraph that introduces it ("Run it yourself: ...").
 
 Every PNG a page shows (lesson and gallery figures, gallery thumbnails) is an
 8-bit palette PNG of few bits per pixel, about a third of Matplotlib's RGBA
-file (``book_figures.quantise``); the quantiser keeps a colour bar smooth,
-white white, and a thumbnail's transparent border.
+file (``book_figures.quantise``, whose unit tests are in
+tests/ext/test_book_figures.py).
 """
 
 from __future__ import annotations
@@ -46,10 +46,6 @@ MIN_SCALE = 2.0
 #: RGBA files they took 0.42 to 1.66 and 1.75 to 4.5.
 MAX_BITS_PER_PIXEL = 1.0
 MAX_THUMB_BITS_PER_PIXEL = 2.0
-#: Largest and mean change of a channel (0-255) inside a colour bar or heatmap
-#: (a bar of 2x pixels holds some 450 colours: neighbours merge, by a few levels).
-MAX_SCALE_ERROR = 16
-MEAN_SCALE_ERROR = 2.0
 
 LESSONS = LESSON_PAGES
 EXAMPLES = sorted(
@@ -194,64 +190,3 @@ def test_site_pngs_are_small_palette_images(built_site: BuildResult) -> None:
             if bits > limit:
                 problems.append(f"{name}: {bits:.2f} bits per pixel (> {limit:g})")
     assert not problems, "\n".join(problems)
-
-
-def test_quantised_colour_scale_stays_smooth() -> None:
-    """A heatmap, its colour bar, and crossing lines: no bands or noise, white kept."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from PIL import Image
-
-    book_figures.apply()
-    fig, (heat, lines) = plt.subplots(1, 2, figsize=(7, 3.5))
-    rng = np.random.default_rng(0)
-    bar = fig.colorbar(heat.imshow(rng.uniform(size=(12, 12)), cmap="viridis"), ax=heat)
-    for seed in range(5):
-        lines.plot(rng.normal(size=200).cumsum(), label=f"seed {seed}")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches=None)  # the image is the whole figure
-    data = buffer.getvalue()
-    quantised = book_figures.palette_png(data)
-    assert quantised == book_figures.palette_png(data), "quantising is not deterministic"
-    assert len(quantised) < len(data) / 2
-    with Image.open(io.BytesIO(data)) as image:
-        before = np.asarray(image.convert("RGB"), dtype=int)
-    with Image.open(io.BytesIO(quantised)) as image:
-        assert image.mode == "P"
-        after = np.asarray(image.convert("RGB"), dtype=int)
-    error = np.abs(before - after).max(axis=2)
-    height, width = error.shape
-    for name, axes in (("colour bar", bar.ax), ("heatmap", heat)):
-        box = axes.get_position()  # figure fraction, y up; 3 px in from the frame
-        inside = error[
-            int((1 - box.y1) * height) + 3 : int((1 - box.y0) * height) - 3,
-            int(box.x0 * width) + 3 : int(box.x1 * width) - 3,
-        ]
-        assert inside.max() <= MAX_SCALE_ERROR, f"{name}: a channel moved by {inside.max()}"
-        assert inside.mean() <= MEAN_SCALE_ERROR, f"{name}: mean error {inside.mean():.2f}"
-    plt.close(fig)
-    assert (after[before.sum(axis=2) == 3 * 255] == 255).all(), "white is no longer white"
-
-
-def test_quantise_keeps_few_colours_and_transparency_exactly() -> None:
-    import numpy as np
-    from PIL import Image
-
-    pixels = np.zeros((40, 60, 4), dtype=np.uint8)
-    pixels[10:30, 10:50] = (255, 255, 255, 255)  # an opaque figure on a clear border
-    pixels[15:25, 15:45, :3] = np.arange(30, dtype=np.uint8)[None, :, None] * 8
-    image = Image.fromarray(pixels, "RGBA")
-    indexed = book_figures.quantise(image)
-    assert indexed.mode == "P"
-    back = np.asarray(indexed.convert("RGBA"))
-    opaque = pixels[..., 3] == 255
-    assert (back[..., 3] == pixels[..., 3]).all(), "transparency changed"
-    assert (back[opaque] == pixels[opaque]).all(), "a colour changed (there are few)"
-    pixels[0, 0, 3] = 128
-    with pytest.raises(ValueError, match="partly transparent"):
-        book_figures.quantise(Image.fromarray(pixels, "RGBA"))

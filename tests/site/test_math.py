@@ -1,51 +1,16 @@
-"""Formulas as MathML Core draws them: styled letters as characters, names upright."""
+"""Formulas as MathML Core draws them: styled letters as characters, names upright.
+
+The renderer's own unit tests (styled letters, upright names) are in
+tests/ext/test_katex_mathml.py; these look at the built site and its sources.
+"""
 
 from __future__ import annotations
 
 import re
-import sys
 from xml.etree import ElementTree
 
 import pytest
 from site_support import DOCS, LESSON_PAGES, BuildResult, site_pages
-
-sys.path.insert(0, str(DOCS / "_ext"))
-from katex_mathml import render, styled
-
-
-def _body(latex: str) -> str:
-    """The MathML between <semantics> and the TeX annotation."""
-    return render(latex, display=False).split("<semantics>")[1].split("<annotation")[0]
-
-
-@pytest.mark.parametrize(
-    ("latex", "letters"),
-    [
-        (r"\mathbb{R}", "\N{DOUBLE-STRUCK CAPITAL R}"),
-        (r"\mathbb{N}", "\N{DOUBLE-STRUCK CAPITAL N}"),
-        (r"\mathbf{x}", "\N{MATHEMATICAL BOLD SMALL X}"),
-        (r"\boldsymbol{\alpha}", "\N{MATHEMATICAL BOLD ITALIC SMALL ALPHA}"),
-        (r"\mathcal{L}", "\N{SCRIPT CAPITAL L}"),
-        (r"\mathcal{A}", "\N{MATHEMATICAL SCRIPT CAPITAL A}"),
-        (r"\mathfrak{g}", "\N{MATHEMATICAL FRAKTUR SMALL G}"),
-        (r"\mathsf{A}", "\N{MATHEMATICAL SANS-SERIF CAPITAL A}"),
-        (r"\mathtt{z}", "\N{MATHEMATICAL MONOSPACE SMALL Z}"),
-    ],
-)
-def test_styled_letters_are_unicode_characters(latex: str, letters: str) -> None:
-    body = _body(latex)
-    assert "mathvariant" not in body
-    assert f"<mi>{letters}</mi>" in body
-
-
-def test_upright_names_are_one_identifier() -> None:
-    assert _body(r"\mathrm{FF}") == "<mrow><mi>FF</mi></mrow>"
-    assert '<mi mathvariant="normal">FFN</mi>' in _body(r"\operatorname{FFN}(x)")
-
-
-def test_letters_without_a_styled_form_keep_their_variant() -> None:
-    assert styled("x+", "bold") is None
-    assert styled("1", "italic") is None  # Unicode has no italic digits
 
 
 def test_no_page_relies_on_a_mathvariant_browsers_ignore(built_site: BuildResult) -> None:

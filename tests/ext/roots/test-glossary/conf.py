@@ -1,0 +1,1 @@
+extensions = ["glossary_backlinks"]

@@ -1,0 +1,2 @@
+extensions = ["myst_parser", "prose_checks"]
+myst_enable_extensions = ["dollarmath"]

@@ -1,0 +1,2 @@
+extensions = ["reproducible"]
+html_static_path = ["_static"]

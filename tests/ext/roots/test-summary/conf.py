@@ -1,0 +1,2 @@
+project = "Tiny book"
+extensions = ["search_summary"]

@@ -1,0 +1,72 @@
+"""listing: a package object's computation, without its docstrings and input checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ext_support import Book, warnings
+from listing import listing_lines
+
+SCALED = """\
+def scaled(x, factor):
+    # The computation itself.
+    return x * factor"""
+
+
+@pytest.fixture(autouse=True)
+def _listed_importable(rootdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module ``listed`` (roots/test-listing/listed.py) for the tests without a build."""
+    monkeypatch.syspath_prepend(str(rootdir / "test-listing"))
+
+
+def test_a_listing_shows_the_computation_with_its_caption(book: Book) -> None:
+    page = "# Listing\n\n```{listing} listed.scaled\n:caption: Scaling, *simply*\n```\n"
+    app = book("listing", {"index.md": page})
+    assert warnings(app) == ""
+    doctree = app.env.get_doctree("index")
+    (block,) = doctree.findall(lambda node: node.tagname == "literal_block")
+    assert block.astext() == SCALED
+    assert block["language"] == "python"
+    assert "lesson-listing" in block["classes"]
+    caption = block.parent.children[0]
+    assert caption.tagname == "caption"
+    assert caption.astext() == "Scaling, simply"
+    assert caption.children[1].tagname == "emphasis"
+
+
+def test_a_class_keeps_its_methods_and_private_helpers_but_no_checks() -> None:
+    _, lines = listing_lines("listed.Counter")
+    assert "\n".join(lines) == (
+        "class Counter:\n"
+        "    def __init__(self, start):\n"
+        "        self.count = start\n"
+        "\n"
+        "    def _step(self):\n"
+        "        return 1\n"
+        "\n"
+        "    def tick(self):\n"
+        "        self.count += self._step()"
+    )
+
+
+def test_a_method_is_listed_dedented() -> None:
+    path, lines = listing_lines("listed.Counter.tick")
+    assert path.name == "listed.py"
+    assert lines == ["def tick(self):", "    self.count += self._step()"]
+
+
+def test_a_listing_that_still_calls_a_check_fails_at_its_line(book: Book) -> None:
+    page = "# Listing\n\nSome prose.\n\n```{listing} listed.keeps_a_check\n```\n"
+    app = book("listing", {"index.md": page})
+    assert re.search(
+        r"index\.md:5: ERROR: listing: listed\.keeps_a_check still shows a check of its "
+        r"arguments, line 2 of the listing: 'y = check_positive\(x, \"x\"\)'",
+        warnings(app),
+    ), warnings(app)
+
+
+def test_an_unknown_object_is_named() -> None:
+    with pytest.raises(ValueError, match=r"listing: no function or class 'listed\.missing' found"):
+        listing_lines("listed.missing")
