@@ -20,7 +20,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import venv
 import zipfile
@@ -31,15 +30,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from book_pages import HIDDEN_TAGS, read_page, saved_notebook
+from claims import load_expectations, problems  # the build's own check of a claim
 from jupyter_cache import get_cache
-from myst_nb.core.read import read_myst_markdown_notebook
+from listing import listing_lines  # what a page's listing shows
 from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
 
 from book_tools import BUILD_ENV
-
-sys.path.insert(0, str(DOCS / "_ext"))
-from claims import load_expectations, problems  # the build's own check of a claim
-from listing import listing_lines  # what a page's listing shows
 
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
@@ -257,8 +254,6 @@ print("cells executed:", sum(cell.cell_type == "code" for cell in notebook.cells
 """
 
 
-#: The page's cells a lesson notebook leaves out (glue, asserts, explorer data).
-REMOVED = {"remove-cell", "remove-input"}
 #: The first cell of a checked lesson notebook (names start with "_book" so that
 #: no cell of the reader's can use them by chance). ``glue`` records the value's
 #: text as MyST-NB saves it; a removed cell runs on a copy of the notebook's
@@ -339,14 +334,14 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     in the reader's environment, and compared with the page's claims.
     """
     source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
-    page = read_myst_markdown_notebook(source)
+    page = read_page(source)
     # The page's listings of functions and classes are code cells of the notebook too.
     listings = {"\n".join(listing_lines(q)[1]) for q in LISTING.findall(source)}
     after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
     visible: list[tuple[int, str]] = []
     last = -1
-    for place, cell in enumerate(c for c in page.cells if c.cell_type == "code"):
-        if REMOVED & set(cell.metadata.get("tags", [])):
+    for place, cell in enumerate(page.code_cells):
+        if not cell.shown:
             after.setdefault(last, []).append(cell.source)
         else:
             visible.append((place, cell.source))
@@ -777,13 +772,13 @@ def test_lesson_notebook_shows_no_output_of_a_removed_cell(
     # The page's run: its cells as MyST-NB saved them, their outputs from the
     # execution cache (the saved file has them only when the page ran).
     build = built_site.html.parent
-    saved = nbformat.read(build / "jupyter_execute" / f"{name}.ipynb", as_version=4)
+    saved = nbformat.read(saved_notebook(built_site.html, name), as_version=4)
     _, ran = get_cache(str(build / ".jupyter_cache")).merge_match_into_notebook(saved)
     assert any(cell.get("outputs") for cell in ran.cells), f"{name}: its run shows nothing"
     removed = {
         _output_key(output)
         for cell in ran.cells
-        if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & REMOVED
+        if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & HIDDEN_TAGS
         for output in cell.outputs
     }
     notebook = nbformat.read(lesson_notebooks[name], as_version=4)
