@@ -1,0 +1,82 @@
+"""The page model (book_pages), what code_deps reads from it and how cell_errors locates a cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from book_pages import is_lesson, lesson_pages, read_page
+from cell_errors import first_code_line
+from code_deps import code_of, imported_modules
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+"""
+
+PAGE = HEADER + (
+    "# A lesson\n"
+    "\n"
+    "Some prose.\n"
+    "\n"
+    "```{code-cell} ipython3\n"
+    ":tags: [remove-cell]\n"
+    "\n"
+    "from lessons_code.order_task import make_order_splits\n"
+    "```\n"
+    "\n"
+    "```{code-cell} ipython3\n"
+    "---\n"
+    "mystnb:\n"
+    "  figure:\n"
+    "    caption: A figure.\n"
+    "---\n"
+    "import lessons_code.positional\n"
+    "```\n"
+    "\n"
+    "```{code-cell} ipython3\n"
+    "x = 1\n"
+    "```\n"
+)
+
+
+def test_cells_keep_their_kind_tags_options_and_lines() -> None:
+    cells = read_page(PAGE).cells
+    assert [cell.kind for cell in cells] == ["markdown", "code", "code", "code"]
+    lines = PAGE.splitlines()
+    assert lines[cells[0].line - 1] == "# A lesson"
+    for cell in cells[1:]:
+        assert lines[cell.line - 1] == "```{code-cell} ipython3"
+    hidden, figure, plain = cells[1:]
+    assert hidden.tags == {"remove-cell"}
+    assert not hidden.shown
+    assert hidden.source == "from lessons_code.order_task import make_order_splits"
+    assert figure.options["mystnb"]["figure"]["caption"] == "A figure."
+    assert figure.shown
+    assert plain.shown
+    assert plain.source == "x = 1"
+
+
+def test_imports_in_cells_with_options_are_seen() -> None:
+    names = imported_modules(code_of(PAGE))
+    assert "lessons_code.order_task.make_order_splits" in names
+    assert "lessons_code.positional" in names
+
+
+def test_a_failing_cell_is_located_at_its_first_line_of_code() -> None:
+    hidden = read_page(PAGE).code_cells[0]
+    line = first_code_line(PAGE, hidden.line, hidden.source)
+    assert PAGE.splitlines()[line - 1] == hidden.source
+
+
+def test_lessons_are_the_myst_notebooks(tmp_path: Path) -> None:
+    (tmp_path / "lesson.md").write_text(PAGE, encoding="utf-8")
+    (tmp_path / "prose.md").write_text("# Prose\n\n```{code-cell}\nx\n```\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text(PAGE, encoding="utf-8")
+    assert lesson_pages(tmp_path) == [tmp_path / "lesson.md"]
+    assert not is_lesson(tmp_path / "missing.md")
