@@ -58,7 +58,11 @@ def describe(env: Any, docname: str, seeds: str) -> str:
 
     exec_data = NbMetadataCollector.get_exec_data(env, docname) or {}
     runtime = exec_data.get("runtime")
-    took = f"{runtime:.1f} s" if isinstance(runtime, (int, float)) else "not recorded"
+    took = (
+        f"executing this page took {runtime:.1f} s"
+        if isinstance(runtime, (int, float))
+        else "the page's execution time was not recorded"
+    )
     cores = os.cpu_count() or 1
     threads = os.environ.get("OMP_NUM_THREADS", str(cores))
     # The arithmetic the numbers depend on (pyproject's [tool.book.build-env]).
@@ -72,7 +76,7 @@ def describe(env: Any, docname: str, seeds: str) -> str:
         f"PyTorch {version('torch')} and NumPy {version('numpy')} on the CPU "
         f"({processor_name()}, {cores} cores, {threads} PyTorch thread"
         f"{'' if threads == '1' else 's'}{', ' + kernels if kernels else ''}); seeds: {seeds}; "
-        f"executing this page took {took}."
+        f"{took}."
     )
 
 

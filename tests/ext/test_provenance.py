@@ -40,7 +40,7 @@ def test_the_placeholder_becomes_the_provenance_line(
     # Nothing was executed (no MyST-NB): the runtime is said to be unknown.
     ending = (
         "1 PyTorch thread, ATEN_CPU_CAPABILITY=default); seeds: {}; "
-        "executing this page took not recorded."
+        "the page's execution time was not recorded."
     )
     assert len(lines) == 2
     for line, seeds in zip(lines, ["0, 1 and 2", "none (no randomness)"], strict=True):
