@@ -318,13 +318,13 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None:
         return
     env = app.env
-    spec_dir = Path(app.srcdir) / "claims"
+    spec_dir = Path(app.srcdir) / app.config.book_claims
     expectations = load_expectations(spec_dir)
     folder = executed_folder(Path(app.outdir))
     for docname in sorted(env.found_docs):
         glued = glued_values(folder, docname) or {}
         wanted = expectations.get(docname, {})
-        spec_name = f"claims/{docname.replace('/', '.')}.toml"
+        spec_name = f"{app.config.book_claims}/{docname.replace('/', '.')}.toml"
         for key in sorted(set(glued) - set(wanted)):
             logger.warning(
                 f"claims: {key!r} is glued into the prose but {spec_name} has no "
@@ -358,5 +358,7 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Check the claims at the end of every build, incremental ones included."""
+    # The folder of the expectations, one TOML file per page.
+    app.add_config_value("book_claims", "claims", "env", types=[str])
     app.connect("build-finished", check_claims)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

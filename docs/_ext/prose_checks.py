@@ -349,10 +349,9 @@ def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
     return table, found
 
 
-NOTATION_PAGE = "notation"
-
-
-def check_notation(doctree: nodes.document, docname: str, table: set[str], shift: int) -> None:
+def check_notation(
+    doctree: nodes.document, docname: str, table: set[str], shift: int, page: str
+) -> None:
     """Every symbol of every formula on a page is in the notation ``table``."""
     if docname.startswith(("api", "gen_modules")):
         return
@@ -362,7 +361,7 @@ def check_notation(doctree: nodes.document, docname: str, table: set[str], shift
             where = formula.line - shift if formula.line else None
             logger.warning(
                 f"notation: {', '.join(missing)} in ${formula.astext()}$ "
-                f"is not in the notation table ({NOTATION_PAGE}.md)",
+                f"is not in the notation table ({page}.md)",
                 location=(docname, where),
                 type="prose",
             )
@@ -376,23 +375,26 @@ def check_every_page(app: Sphinx, exception: BaseException | None) -> None:
     """
     if exception is not None:
         return
-    notation = Path(app.srcdir) / f"{NOTATION_PAGE}.md"
+    page = app.config.book_notation_page
+    notation = Path(app.srcdir) / f"{page}.md"
     table: set[str] | None = None
     if notation.is_file():
         symbols, problems = notation_table(notation.read_text(encoding="utf-8"))
         table = set(symbols)
         for line, why in problems:
-            logger.warning(f"notation: {why}", location=(NOTATION_PAGE, line), type="prose")
+            logger.warning(f"notation: {why}", location=(page, line), type="prose")
     for docname in sorted(app.env.found_docs):
         check_comments(app, docname)
         doctree = app.env.get_doctree(docname)
         shift = lines_added(app, docname)
         check_doctree(doctree, docname, shift)
         if table is not None:
-            check_notation(doctree, docname, table, shift)
+            check_notation(doctree, docname, table, shift, page)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Check every page at the end of every build."""
+    # The page whose table lists every symbol the formulas may use.
+    app.add_config_value("book_notation_page", "notation", "env", types=[str])
     app.connect("build-finished", check_every_page)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
