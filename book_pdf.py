@@ -155,7 +155,7 @@ def link_in_site() -> bool:
 def build_singlehtml() -> Path:
     """Write the book as one HTML page into ``docs/_build/pdf/singlehtml``; returns the page."""
     pdf_conf = ["-q", "-c", str(DOCS / "_pdf")]
-    _check(sphinx_build(*pdf_conf, builder="singlehtml", out=SINGLEHTML, strict=False))
+    _check(sphinx_build(*pdf_conf, builder="singlehtml", out=SINGLEHTML, nitpicky=False))
     return SINGLEHTML / "index.html"
 
 

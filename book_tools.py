@@ -2,7 +2,8 @@
 
 Everything that builds the book goes through here: ``nox`` (``python
 book_tools.py build``), the tests, the bench and the PDF call
-:func:`sphinx_build`, which runs Sphinx with the book's settings. Those are
+:func:`sphinx_build`, which runs Sphinx with the book's settings
+(:func:`sphinx_arguments`, which ``nox -s serve`` gives sphinx-autobuild). Those are
 defined once, in the ``[tool.book]`` table of ``pyproject.toml``, and read by
 :func:`settings` alone; ``docs/conf.py`` applies :func:`build_environment` to
 every build (also one started by hand or by ``sphinx-autobuild``). The paths
@@ -38,13 +39,14 @@ ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
 #: Everything a build writes that is not a source: the site, its doctrees,
 #: the execution caches and report, the saved experiment results, the PDF.
-BUILD = DOCS / "_build"
+BUILD = DOCS / "_build"  # build_folder(DOCS)
 HTML = BUILD / "html"
 PDF_DIR = BUILD / "pdf"
 #: The book as one PDF (book_pdf.py), and its facts (page count) next to it.
 PDF = PDF_DIR / "transformer-book.pdf"
 PDF_FACTS = PDF.with_suffix(".json")
-#: Environment variable of lessons_code.results: where the build saves grids.
+#: lessons_code.results.ENV_VAR (not imported: that module needs PyTorch): the
+#: variable naming the folder where the build saves the experiments' grids.
 RESULTS_VAR = "LESSONS_CODE_RESULTS"
 
 
@@ -75,6 +77,11 @@ def settings(root: Path = ROOT) -> Settings:
     )
 
 
+def build_folder(docs: Path) -> Path:
+    """Where a build of the book whose sources are in ``docs`` writes (``_build``)."""
+    return docs / "_build"
+
+
 def build_environment(docs: Path = DOCS, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the variables every build, and everything it runs, gets.
 
@@ -87,7 +94,7 @@ def build_environment(docs: Path = DOCS, base: Mapping[str, str] | None = None) 
     found = settings(docs.parent)
     return {
         "SOURCE_DATE_EPOCH": base.get("SOURCE_DATE_EPOCH", str(found.source_date_epoch)),
-        RESULTS_VAR: base.get(RESULTS_VAR, str(docs / "_build" / "results")),
+        RESULTS_VAR: base.get(RESULTS_VAR, str(build_folder(docs) / "results")),
         **found.build_env,
     }
 
@@ -109,10 +116,10 @@ class BuildResult:
     html: Path
 
 
-#: The flags of ``[tool.book]`` that make the HTML build strict (a warning is
-#: an error, every reference must resolve); the PDF leaves the gallery and the
-#: API pages out, so references to them cannot resolve there.
-STRICT_FLAGS = frozenset({"-W", "--keep-going", "-n"})
+#: The flag of ``[tool.book]`` that makes every reference a must (nitpicky):
+#: the PDF leaves the gallery and the API pages out, so references to them
+#: cannot resolve there; its warnings are errors all the same.
+NITPICKY = "-n"
 
 
 def sphinx_arguments(
@@ -121,16 +128,16 @@ def sphinx_arguments(
     *extra: str,
     builder: str = "html",
     jobs: bool = True,
-    strict: bool = True,
+    nitpicky: bool = True,
 ) -> list[str]:
     """sphinx-build's arguments for building ``docs`` into ``out`` with the book's settings.
 
     The doctrees go next to ``out``, not into it (they are not published).
     ``jobs=False`` builds in one process (the bench compares the two);
-    ``strict=False`` leaves out :data:`STRICT_FLAGS` (the PDF's build).
+    ``nitpicky=False`` leaves out :data:`NITPICKY` (the PDF's build).
     """
     book = settings(docs.parent)
-    flags = [flag for flag in book.sphinx_flags if strict or flag not in STRICT_FLAGS]
+    flags = [flag for flag in book.sphinx_flags if nitpicky or flag != NITPICKY]
     parallel = ["-j", book.sphinx_jobs] if jobs else []
     doctrees = ["-d", str(out.parent / "doctrees")]
     return [*flags, "-b", builder, *parallel, *doctrees, *extra, str(docs), str(out)]
@@ -142,8 +149,9 @@ def sphinx_build(
     out: Path | None = None,
     builder: str = "html",
     jobs: bool = True,
-    strict: bool = True,
+    nitpicky: bool = True,
     capture: bool = True,
+    timeout: float = 1800,
 ) -> BuildResult:
     """Build the book whose sources are in ``docs`` (default: this one) into ``out``.
 
@@ -152,17 +160,18 @@ def sphinx_build(
     ``lessons_code`` comes first on the path (for a copy of the book, the
     copy's package, not the one installed from here), for the notebook
     kernels (``PYTHONPATH``) and for the examples Sphinx runs itself. With
-    ``capture`` the output is returned, else it goes to the terminal. Never
-    raises on a failed build: see the return code.
+    ``capture`` the output is returned, else it goes to the terminal. A
+    failed build does not raise (see the return code); one that runs longer
+    than ``timeout`` seconds does (a hung kernel).
     """
-    out = out or docs / "_build" / builder
+    out = out or build_folder(docs) / builder
     root = docs.parent
-    arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs, strict=strict)
+    arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs, nitpicky=nitpicky)
     pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, **build_environment(docs), "PYTHONPATH": pythonpath}
     command = [sys.executable, "-m", "sphinx", *arguments]
     done = subprocess.run(
-        command, cwd=root, env=env, capture_output=capture, text=True, check=False
+        command, cwd=root, env=env, capture_output=capture, text=True, check=False, timeout=timeout
     )
     output = (done.stdout or "") + (done.stderr or "") if capture else ""
     return BuildResult(done.returncode, output, out)
@@ -289,17 +298,24 @@ def serve_folder(folder: Path) -> Iterator[StaticHost]:
         host.server.server_close()
 
 
-def execution_report(docs: Path = DOCS) -> dict[str, dict[str, object]]:
-    """Read the last build's report of what it executed and why (``_build/execution.json``)."""
+def execution_report(out: Path = HTML) -> dict[str, dict[str, object]]:
+    """Read the report of what the last build into ``out`` executed, and why.
+
+    docs/_ext/code_deps.py writes it next to the output folder, as
+    ``execution.json``.
+    """
     report: dict[str, dict[str, object]] = json.loads(
-        (docs / "_build" / "execution.json").read_text(encoding="utf-8")
+        (out.parent / "execution.json").read_text(encoding="utf-8")
     )
     return report
 
 
-def executed(docs: Path = DOCS) -> tuple[dict[str, float], dict[str, float]]:
-    """Pages (``x.md``) and examples (``plot_x.py``) the last build executed, with seconds."""
-    report = execution_report(docs)
+def executed(out: Path = HTML) -> tuple[dict[str, float], dict[str, float]]:
+    """Pages (``x.md``) and examples (``plot_x.py``) the last build into ``out`` executed.
+
+    Each with its seconds.
+    """
+    report = execution_report(out)
     seconds: dict[str, float] = report["seconds"]  # type: ignore[assignment]
     pages: dict[str, float] = {}
     examples: dict[str, float] = {}

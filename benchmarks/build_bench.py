@@ -58,8 +58,10 @@ from book_pages import lesson_pages, read_page  # noqa: E402
 
 from book_tools import (  # noqa: E402
     CHROMIUM_ARGS,
+    HTML,
     TEXT_SUFFIXES,
     StaticHost,
+    build_folder,
     executed,
     find_chromium,
     serve_folder,
@@ -127,7 +129,7 @@ def timed_build(copy: Path, jobs: bool) -> Build:
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"sphinx-build failed in {copy} (exit {done.returncode}):\n{done.output[-6000:]}")
-    pages, examples = executed(docs)
+    pages, examples = executed(done.html)
     return Build(seconds, pages, examples)
 
 
@@ -570,7 +572,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--site",
         type=Path,
-        default=ROOT / "docs" / "_build" / "html",
+        default=HTML,
         help="the built site --pages-only measures (docs/_build/html)",
     )
     parser.add_argument(
@@ -586,7 +588,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         print(f"Scratch folder: {work}", flush=True)
         scenarios, cold, copy = run_scenarios(work, args.repeats)
-        site = copy / "docs" / "_build" / "html"
+        site = build_folder(copy / "docs") / "html"
         weights, scores = page_weights(site), lighthouse(site, args.lighthouse_runs)
         print()
         print(report(scenarios, cold, args.repeats))

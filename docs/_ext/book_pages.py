@@ -19,6 +19,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
@@ -94,7 +95,7 @@ def lesson_pages(docs: Path) -> list[Path]:
 def read_page(text: str) -> Page:
     """The cells of the MyST notebook whose text is ``text``."""
     notebook = read_myst_markdown_notebook(text, add_source_map=True)
-    lines = text.splitlines()
+    lines = text.split("\n")  # as markdown-it counts them
     cells = []
     for cell, start in zip(notebook.cells, notebook.metadata["source_map"], strict=True):
         # A code cell's start is its fence's line (1-based); a Markdown cell's
@@ -105,7 +106,8 @@ def read_page(text: str) -> Page:
                 line += 1
             line += 1
         tags = frozenset(cell.metadata.get("tags", ()))
-        cells.append(Cell(cell.cell_type, cell.source, tags, line, dict(cell.metadata)))
+        options = MappingProxyType(dict(cell.metadata))  # the cached page is shared
+        cells.append(Cell(cell.cell_type, cell.source, tags, line, options))
     return Page(tuple(cells))
 
 

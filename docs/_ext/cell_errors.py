@@ -31,7 +31,7 @@ _READ: Any = nbformat.read  # untyped
 def first_code_line(text: str, fence: int, source: str) -> int:
     """The line (1-based) of ``source``'s first line in the cell fenced at line ``fence``."""
     first = source.lstrip("\n").split("\n", 1)[0]
-    lines = text.splitlines()
+    lines = text.split("\n")
     for number in range(fence, len(lines)):
         if lines[number] == first:
             return number + 1
@@ -39,26 +39,47 @@ def first_code_line(text: str, fence: int, source: str) -> int:
 
 
 def report_failed_cell(app: Sphinx, doctree: nodes.document) -> None:
-    """After a lesson page is read, report the cell whose execution raised, if one did."""
+    """After a lesson page is read, report the cell whose execution raised, if one did.
+
+    The page is also read (and executed) again on the next build: the failed
+    run is saved nowhere, so a build that did not read the page again would
+    show its traceback without a word.
+    """
     from myst_nb.sphinx_ import NbMetadataCollector
 
     docname = app.env.docname
     data = NbMetadataCollector.get_exec_data(app.env, docname)
     if not data or data.get("succeeded", True):
         return
-    saved = saved_notebook(Path(app.outdir), docname)
-    cells = _READ(saved, as_version=4).cells
-    if cells and is_build_only(cells[0]):
-        cells = cells[1:]
+    app.env.note_reread()
     text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
+    where, message = _failed_cell(app, docname, text)
+    if message is None:  # no cell holds an error: a timeout, a kernel that died
+        message = f"the page's execution failed ({data.get('error') or 'no cell raised'})"
+    logger.warning(message, location=(docname, where), type="cell_errors")
+
+
+def _failed_cell(app: Sphinx, docname: str, text: str) -> tuple[int | None, str | None]:
+    """(line, message) of the cell whose error the saved notebook holds, or (None, None)."""
+    cells = _READ(saved_notebook(Path(app.outdir), docname), as_version=4).cells
+    shift = 0
+    if cells and is_build_only(cells[0]):
+        shift = 1
+        if _errors(cells[0]):
+            error = _errors(cells[0])[0]
+            setup = "the build's first cell (code_deps.FIRST_CELL, book_figures.setup_code)"
+            return 1, f"{setup} raised {error.ename}: {error.evalue}"
     page = read_page(text)
-    for cell, ran in zip(page.cells, cells, strict=False):
-        errors = [out for out in ran.get("outputs", []) if out.output_type == "error"]
+    for cell, ran in zip(page.cells, cells[shift:], strict=True):
+        errors = _errors(ran)
         if errors:
             line = first_code_line(text, cell.line, cell.source)
-            message = f"a code cell raised {errors[0].ename}: {errors[0].evalue}"
-            logger.warning(message, location=(docname, line), type="cell_errors")
-            return
+            return line, f"a code cell raised {errors[0].ename}: {errors[0].evalue}"
+    return None, None
+
+
+def _errors(cell: Any) -> list[Any]:
+    return [out for out in cell.get("outputs", []) if out.output_type == "error"]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

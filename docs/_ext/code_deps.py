@@ -195,8 +195,16 @@ def _previous_inputs(app: Sphinx) -> dict[str, Any]:
 
 
 def on_builder_inited(app: Sphinx) -> None:
-    """Drop the md5 stamp of every gallery example whose dependencies changed."""
+    """Drop the md5 stamp of every gallery example whose dependencies changed.
+
+    The last build's JUnit report goes too: sphinx-gallery writes a new one
+    only when it runs the examples, and an old one would name examples as
+    executed in this build.
+    """
     app._code_deps_start = time.time()  # type: ignore[attr-defined]
+    junit = app.config.sphinx_gallery_conf.get("junit")
+    if junit:
+        (Path(app.outdir) / junit).unlink(missing_ok=True)
     app._code_deps_previous = previous = _previous_inputs(app)  # type: ignore[attr-defined]
     for key, script in _examples(app).items():
         now = inputs(app, script.read_text(encoding="utf-8"))["dependencies"]
@@ -234,7 +242,7 @@ def _example_seconds(app: Sphinx) -> dict[Path, float]:
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         # "file" is the script's path from the source folder.
         script = (Path(app.srcdir) / case.get("file", "")).resolve()
-        found[script] = float(case.get("time", "nan"))
+        found[script] = float(case.get("time", "0"))
     return found
 
 

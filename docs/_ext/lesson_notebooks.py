@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import pkgutil
 import re
+import shutil
 import textwrap
 import zipfile
 from dataclasses import dataclass
@@ -85,7 +86,6 @@ _V4: Any = nbformat.v4
 _WRITES: Any = nbformat.writes
 _READ: Any = nbformat.read
 _FROM_DICT: Any = nbformat.from_dict
-#: How the cell that code_deps.py puts first on every page while it is read begins.
 #: Text that must never reach a reader's notebook.
 FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
 
@@ -539,8 +539,12 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.name != "html":
         return
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
+    folder = Path(app.outdir) / app.config.book_notebooks_folder
     if any(not (get_exec_data(app.env, name) or {}).get("succeeded", True) for name in lessons):
-        return  # a cell raised (cell_errors says where): no notebooks of a failed run
+        # A cell raised (cell_errors says where): no notebooks of a failed run,
+        # and none of an earlier one left beside it.
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     bibliography = parse_file(str(Path(app.srcdir) / "references.bib"))
     bib = {key: _authors_year(entry) for key, entry in bibliography.entries.items()}
     # The glossary's entries, from the pages that define terms (the book's glossary).
@@ -551,7 +555,6 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
         glossary.update(read_glossary(_source(app, page)))
     (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
     shared = _Shared(frozenset(lessons), bib, glossary, wheel.name)
-    folder = Path(app.outdir) / app.config.book_notebooks_folder
     folder.mkdir(parents=True, exist_ok=True)
     files = {wheel.name: wheel.read_bytes()}
     for docname in lessons:

@@ -35,6 +35,7 @@ exclude_patterns = [
     "_pdf",
     "api.md",
     "api",
+    "maintainers.md",  # the maintainers' page, not a chapter
     "auto_examples",
     "gen_modules",
     "_generated",
@@ -47,7 +48,7 @@ html_favicon = str(_DOCS / "_static" / "favicon.svg")
 bibtex_bibfiles = [str(_DOCS / name) for name in _HTML_CONF["bibtex_bibfiles"]]
 # The HTML build's saved notebook outputs (MyST-NB keeps them next to its
 # output folder by default, which here is another one).
-nb_execution_cache_path = str(_DOCS / "_build" / ".jupyter_cache")
+nb_execution_cache_path = str(_HTML_CONF["book_tools"].build_folder(_DOCS) / ".jupyter_cache")
 # API pages are left out: references to their objects are printed as plain text.
 nitpicky = False
 # ... and references to the gallery's and the API's pages too (a missing

@@ -150,8 +150,8 @@ def rebuild(docs: Path) -> tuple[set[str], set[str], dict[str, tuple[str, str]]]
     html = docs / "_build" / "html"
     result = sphinx_build(docs=docs, out=html)
     assert result.returncode == 0, result.output[-6000:]
-    pages, examples = executed(docs)
-    report = execution_report(docs)
+    pages, examples = executed(html)
+    report = execution_report(html)
     assert set(report["executed"]) | set(report["reused"]) == set(DOCUMENTS_BY_NAME)
     assert set(report["seconds"]) == set(report["executed"])
     assert all(0 <= seconds < 600 for seconds in report["seconds"].values())
