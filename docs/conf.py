@@ -31,7 +31,8 @@ if book_tools.PDF.is_file():
 # arguments (the example trains, the page reads the result back). A value
 # already set by the caller wins, except the arithmetic settings.
 os.environ.update(book_tools.build_environment(DOCS))
-time.tzset()  # TZ is among them
+if hasattr(time, "tzset"):  # TZ is among them (Windows has no tzset)
+    time.tzset()
 
 # -- Project ------------------------------------------------------------------
 project = "The Transformer Architecture"

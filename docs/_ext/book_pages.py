@@ -87,7 +87,11 @@ def is_lesson_text(text: str) -> bool:
 
 
 def lesson_pages(docs: Path) -> list[Path]:
-    """The lesson pages of the book whose sources are in ``docs``, by file name."""
+    """The lesson pages of the book whose sources are in ``docs``, by file name.
+
+    Every lesson is a top-level page of ``docs``; the extensions ask
+    :func:`is_lesson` of every page Sphinx finds.
+    """
     return sorted(path for path in docs.glob("*.md") if is_lesson(path))
 
 
