@@ -21,7 +21,7 @@ from pypdf import PdfReader
 from site_support import DOCS, HTML, BuildResult, skip_or_fail
 
 import book_pdf
-from book_tools import find_chromium
+from book_tools import ROOT, find_chromium
 
 # Chromium prints the PDF (not through the browser fixture, which the
 # conftest marks by): marked here, so that `-m "not browser"` leaves it out.
@@ -111,7 +111,7 @@ def _build_pdf() -> Path:
     Playwright's synchronous API cannot start while the browser fixture's
     event loop runs in this process.
     """
-    subprocess.run([sys.executable, str(book_pdf.ROOT / "book_pdf.py")], check=True)
+    subprocess.run([sys.executable, str(ROOT / "book_pdf.py")], check=True)
     return book_pdf.PDF
 
 
@@ -264,7 +264,7 @@ def test_pdf_is_reproducible(book: Book, tmp_path: Path) -> None:
     """
     prints = [tmp_path / "again.pdf", tmp_path / "later.pdf"]
     command = [sys.executable, "-c", REPRINT, *map(str, prints)]
-    subprocess.run(command, check=True, cwd=book_pdf.ROOT)
+    subprocess.run(command, check=True, cwd=ROOT)
     first = book.path.read_bytes()
     differ = [path.name for path in prints if path.read_bytes() != first]
     assert not differ, f"{differ} differ from {book.path.name}"
