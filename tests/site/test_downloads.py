@@ -152,7 +152,7 @@ def _clean_env(tmp: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        # LESSONS_CODE_RESULTS too: a reader's run trains, it reads no saved results
+        # LESSONS_CODE_RESULTS too: a reader's runs read none of the build's results
         if key
         not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND", "LESSONS_CODE_RESULTS"}
     }
@@ -378,10 +378,16 @@ def reader_runs(
     """Every downloaded script, and the chosen notebooks, run in the reader's venv.
 
     Each runs in a folder of its own that holds nothing but the downloaded
-    file; two run at a time.
+    file; two run at a time. They share one folder of saved results
+    (``LESSONS_CODE_RESULTS``), empty at the start, as a reader who follows
+    :mod:`lessons_code.results` would: a grid that a lesson notebook and an
+    example both show is trained once, in the reader's environment, by
+    whichever asks first, and read back by the other.
     """
     root = tmp_path_factory.mktemp("runs")
-    env = _clean_env(root)
+    saved = root / "saved-results"
+    saved.mkdir()
+    env = _clean_env(root) | {"LESSONS_CODE_RESULTS": str(saved)}
     jobs: dict[str, tuple[list[str], Path, dict[str, str]]] = {}
     # The lessons that train start before everything else.
     for name in sorted(LESSONS, key=lambda lesson: lesson not in SLOW_LESSONS):

@@ -5,8 +5,9 @@ run on every page, not a sample: no request to another host, no HTTP error, no
 console error, every formula typeset and no raw TeX left, every image loaded
 with an alt text that describes it (a gallery thumbnail: an empty one, its
 card's link names the example), and axe-core's accessibility rules with no
-"serious" or "critical" violation in light and in dark mode. Counts go to
-``test-artifacts/site-report.json``; lesson pages are also saved as screenshots.
+"serious" or "critical" violation in light mode on every page, and in dark
+mode on every top-level page and the first and last page of each folder.
+Counts go to ``test-artifacts/site-report.json``; lesson pages are also saved as screenshots.
 """
 
 from __future__ import annotations
@@ -145,6 +146,33 @@ def _undescribed(image: dict) -> bool:
     return bool(BAD_ALT.search(image["alt"]))
 
 
+def one_page_per_folder(html: Path, pages: list[Path]) -> list[Path]:
+    """Every top-level page, and the first and last page of each folder below it.
+
+    Dark mode changes colours only, and a folder's pages (the API pages, the
+    gallery's examples) share their templates and styles: the light pass
+    checks every page, the dark pass every lesson and a sample of each folder
+    (the gallery's: its index and an example).
+    """
+    chosen: dict[tuple[str, ...], list[Path]] = {}
+    for page in pages:
+        parts = page.relative_to(html).parent.parts
+        chosen.setdefault(parts, []).append(page)
+    sample = [found if not folder else {found[0], found[-1]} for folder, found in chosen.items()]
+    return sorted(page for pages_ in sample for page in pages_)
+
+
+def test_dark_pass_covers_every_top_level_page_and_every_folder(built_site: BuildResult) -> None:
+    pages = site_pages(built_site.html)
+    chosen = one_page_per_folder(built_site.html, pages)
+    folders = {page.relative_to(built_site.html).parent for page in pages}
+    assert {page.relative_to(built_site.html).parent for page in chosen} == folders
+    top = [page for page in pages if page.parent == built_site.html]
+    assert set(top) <= set(chosen)
+    assert len(top) >= 10
+    assert len(chosen) < len(pages)
+
+
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_accessibility(
     built_site: BuildResult, browser, site_url: str, axe_script: Path, artifacts: Path, mode: str
@@ -152,7 +180,10 @@ def test_accessibility(
     impacts: Counter[str] = Counter()
     blocking: dict[str, list] = {}
     rules = 0
-    for page in site_pages(built_site.html):
+    pages = site_pages(built_site.html)
+    if mode == "dark":
+        pages = one_page_per_folder(built_site.html, pages)
+    for page in pages:
         path = page.relative_to(built_site.html).as_posix()
         visit = PageVisit(browser, site_url, path, mode=mode)
         try:
