@@ -8,7 +8,9 @@ well-formed XML with a ``<title>`` and a ``<desc>``, and free of anything that
 would make a reader's browser fetch or run something (no URL, no ``@import``,
 no script). In headless Chromium the image loads, in light and in dark mode,
 and at the default 1280 px wide viewport it is not scaled down, so its
-smallest text (12 px in the file) stays at least 12 px on screen.
+smallest text (12 px in the file) stays at least 12 px on screen; at 390 px
+(a phone) it shrinks to the column but stays at least 9 px, as test_figures.py
+asks of the drawn figures.
 Every SVG file in ``docs/figures/`` is on the list, and the one picture that
 draws numbers (the soft look-up) draws a softmax of its scores.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from site_support import BAD_ALT, DOCS, BuildResult, PageVisit
+from site_support import BAD_ALT, DOCS, BuildResult, PageVisit, settle
 
 SVG = "{http://www.w3.org/2000/svg}"
 SVG_NAMESPACE_DECLARATION = 'xmlns="http://www.w3.org/2000/svg"'
@@ -31,6 +33,9 @@ MAX_BYTES = 15_000
 MIN_ALT = 80
 #: Smallest text in the files, in px at 1:1 (they are shown unscaled at 1280 px).
 MIN_FONT_PX = 12
+#: A phone held upright, and the smallest figure text it may show (as in test_figures.py).
+PHONE_WIDTH = 390
+MIN_PHONE_TEXT_PX = 9.0
 
 #: (page, figure id, file name under docs/figures/)
 DIAGRAMS = [
@@ -148,6 +153,34 @@ def test_diagrams_load_unscaled_at_1280_px(
                 box = visit.page.locator(f"figure#{figure}").bounding_box()
                 target = artifacts / f"diagram-{figure}-{mode}.png"
                 visit.page.screenshot(path=str(target), full_page=True, clip=box)
+        finally:
+            visit.close()
+
+
+def smallest_font_px(name: str) -> float:
+    """The smallest ``font-size`` in px that the diagram's style sheet sets."""
+    text = (DOCS / "figures" / name).read_text(encoding="utf-8")
+    return min(float(size) for size in re.findall(r"font-size:\s*([\d.]+)px", text))
+
+
+def test_diagrams_text_legible_at_390_px(browser, site_url: str) -> None:
+    """On a phone a diagram shrinks to the column; its smallest text stays 9 px or more."""
+    for page in sorted({page for page, _, _ in DIAGRAMS}):
+        visit = PageVisit(browser, site_url, page)
+        try:
+            visit.page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
+            settle(visit.page)
+            for figure, name in ((f, n) for p, f, n in DIAGRAMS if p == page):
+                image = visit.page.locator(f"figure#{figure} img")
+                shown, natural = image.evaluate(
+                    "img => [img.getBoundingClientRect().width, img.naturalWidth]"
+                )
+                assert natural > 0, f"{figure} did not load"
+                text_px = smallest_font_px(name) * min(1.0, shown / natural)
+                assert text_px >= MIN_PHONE_TEXT_PX, (
+                    f"{figure}: at {PHONE_WIDTH} px shown {shown:.0f}/{natural} px wide, "
+                    f"its smallest text is {text_px:.1f} px"
+                )
         finally:
             visit.close()
 
