@@ -1,4 +1,4 @@
-"""The three hand-written diagrams: on their pages, described, and self-contained.
+"""The hand-written diagrams: on their pages, described, and self-contained.
 
 Each diagram is an SVG file under ``docs/figures/`` placed with a MyST
 ``{figure}`` that has a ``:name:``. The checks read the built HTML: the figure
@@ -8,11 +8,16 @@ well-formed XML with a ``<title>`` and a ``<desc>``, and free of anything that
 would make a reader's browser fetch or run something (no URL, no ``@import``,
 no script). In headless Chromium the image loads, in light and in dark mode,
 and at the default 1280 px wide viewport it is not scaled down, so its
-smallest text (12 px in the file) stays at least 12 px on screen.
+smallest text (12 px in the file) stays at least 12 px on screen; at 390 px
+(a phone) it shrinks to the column but stays at least 9 px, as test_figures.py
+asks of the drawn figures.
+Every SVG file in ``docs/figures/`` is on the list, and the one picture that
+draws numbers (the soft look-up) draws a softmax of its scores.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -20,7 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from site_support import BAD_ALT, DOCS, BuildResult, PageVisit
+from site_support import BAD_ALT, DOCS, BuildResult, PageVisit, settle
 
 SVG = "{http://www.w3.org/2000/svg}"
 SVG_NAMESPACE_DECLARATION = 'xmlns="http://www.w3.org/2000/svg"'
@@ -28,12 +33,18 @@ MAX_BYTES = 15_000
 MIN_ALT = 80
 #: Smallest text in the files, in px at 1:1 (they are shown unscaled at 1280 px).
 MIN_FONT_PX = 12
+#: A phone held upright, and the smallest figure text it may show (as in test_figures.py).
+PHONE_WIDTH = 390
+MIN_PHONE_TEXT_PX = 9.0
 
 #: (page, figure id, file name under docs/figures/)
 DIAGRAMS = [
+    ("recurrence.html", "fig-recurrence-attention", "recurrence_vs_attention.svg"),
+    ("self_attention.html", "fig-qkv-lookup", "qkv_lookup.svg"),
+    ("multihead_attention.html", "fig-multihead-block", "multihead_block.svg"),
+    ("multihead_attention.html", "fig-head-split", "head_split_shapes.svg"),
     ("encoder_block.html", "fig-encoder-norms", "encoder_block_norms.svg"),
     ("encoder_block.html", "fig-encoder-decoder", "encoder_decoder.svg"),
-    ("multihead_attention.html", "fig-head-split", "head_split_shapes.svg"),
 ]
 IDS = [figure for _, figure, _ in DIAGRAMS]
 
@@ -144,3 +155,75 @@ def test_diagrams_load_unscaled_at_1280_px(
                 visit.page.screenshot(path=str(target), full_page=True, clip=box)
         finally:
             visit.close()
+
+
+def smallest_font_px(name: str) -> float:
+    """The smallest ``font-size`` in px that the diagram's style sheet sets."""
+    text = (DOCS / "figures" / name).read_text(encoding="utf-8")
+    return min(float(size) for size in re.findall(r"font-size:\s*([\d.]+)px", text))
+
+
+def test_diagrams_text_legible_at_390_px(browser, site_url: str) -> None:
+    """On a phone a diagram shrinks to the column; its smallest text stays 9 px or more."""
+    for page in sorted({page for page, _, _ in DIAGRAMS}):
+        visit = PageVisit(browser, site_url, page)
+        try:
+            visit.page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
+            settle(visit.page)
+            for figure, name in ((f, n) for p, f, n in DIAGRAMS if p == page):
+                image = visit.page.locator(f"figure#{figure} img")
+                shown, natural = image.evaluate(
+                    "img => [img.getBoundingClientRect().width, img.naturalWidth]"
+                )
+                assert natural > 0, f"{figure} did not load"
+                text_px = smallest_font_px(name) * min(1.0, shown / natural)
+                assert text_px >= MIN_PHONE_TEXT_PX, (
+                    f"{figure}: at {PHONE_WIDTH} px shown {shown:.0f}/{natural} px wide, "
+                    f"its smallest text is {text_px:.1f} px"
+                )
+        finally:
+            visit.close()
+
+
+def test_every_diagram_file_is_checked() -> None:
+    """A new SVG in docs/figures/ must be listed above, or it escapes these checks."""
+    on_disk = {path.name for path in (DOCS / "figures").glob("*.svg")}
+    assert on_disk == {name for _, _, name in DIAGRAMS}
+
+
+#: qkv_lookup.svg draws its scores at this many px per unit (the picture has no axis).
+QKV_SCORE_PX = 18.0
+
+
+def _rects(root: ET.Element, cls: str) -> list[dict[str, float]]:
+    found = [e for e in root.iter(f"{SVG}rect") if e.get("class") == cls]
+    return [{key: float(e.get(key, 0)) for key in ("x", "y", "width", "height")} for e in found]
+
+
+def test_qkv_lookup_draws_a_softmax_of_its_scores() -> None:
+    """The caption's claims about the picture: the weights are the softmax of the scores.
+
+    Scores are bars about a zero line, weights are bars in tracks of height 1,
+    and each value's line into the output is as wide as its weight (so the
+    largest score gets the widest line, and the weights sum to 1).
+    """
+    root = ET.fromstring((DOCS / "figures" / "qkv_lookup.svg").read_bytes())
+    zero_line = next(e for e in root.iter(f"{SVG}path") if e.get("class") == "zero")
+    zero = float(re.match(r"M[\d.]+ ([\d.]+)", zero_line.get("d", "")).group(1))  # type: ignore[union-attr]
+    scores = [
+        (bar["height"] if bar["y"] < zero else -bar["height"]) / QKV_SCORE_PX
+        for bar in sorted(_rects(root, "sc"), key=lambda bar: bar["x"])
+    ]
+    tracks = _rects(root, "tr")
+    unit = tracks[0]["height"]
+    assert all(track["height"] == unit for track in tracks)
+    weights = [bar["height"] / unit for bar in sorted(_rects(root, "wt"), key=lambda b: b["x"])]
+    exps = [math.exp(score) for score in scores]
+    expected = [e / sum(exps) for e in exps]
+    assert len(scores) == len(weights) == len(tracks) == 4
+    assert weights == pytest.approx(expected, abs=0.01)
+    assert sum(weights) == pytest.approx(1.0, abs=0.01)
+    lines = [e for e in root.iter(f"{SVG}path") if e.get("class") == "mix"]
+    widths = [float(e.get("stroke-width", 0)) for e in lines]
+    ratios = [width / weight for width, weight in zip(widths, weights, strict=True)]
+    assert max(ratios) / min(ratios) == pytest.approx(1.0, abs=0.05)
