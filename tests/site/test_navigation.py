@@ -92,15 +92,19 @@ def test_pager_reads_naturally(visit, built_site) -> None:
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_exercise_heading_matches_the_count(visit, lesson: str) -> None:
-    """ "Exercise" heads one exercise, "Exercises" several; pages without none."""
+    """ "Exercise" heads one exercise, "Exercises" several; pages without none.
+
+    The self-checks of "Check your understanding" are unnumbered exercises
+    (class ``self-check``) in a section of their own: they do not count.
+    """
     page = visit(lesson).page
     found = page.evaluate(
         """() => Array.from(document.querySelectorAll("article section > h2"))
              .map((h) => h.textContent.replace("#", "").trim())
              .filter((t) => /^Exercises?$/.test(t))
-             .map((t) => [t, document.querySelectorAll("article .exercise").length])"""
+             .map((t) => [t, document.querySelectorAll("article .exercise:not(.self-check)").length])"""
     )
-    count = page.locator("article .exercise").count()
+    count = page.locator("article .exercise:not(.self-check)").count()
     if count == 0:
         assert found == [], found
         return
