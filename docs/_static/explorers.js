@@ -85,7 +85,7 @@
       if (signed) bar.style[fraction < 0 ? "right" : "left"] = "50%";
       if (fraction < 0) bar.classList.add("explorer-negative");
       const track = el("span", { class: signed ? "explorer-track explorer-signed" : "explorer-track" }, bar);
-      const number = el("span", { class: "explorer-value", "data-value": String(v) }, fixed(v, digits));
+      const number = el("span", { class: "explorer-value", "data-value": String(v) }, signed(fixed(v, digits)));
       const item = el("li", {}, el("span", { class: "explorer-label" }, labels[i]), track, number);
       if (notes[i]) item.append(el("span", { class: "explorer-note" }, notes[i]));
       return item;
@@ -325,15 +325,16 @@
 
     const vMax = Math.max(...matmul(data.x, data.w_v).flat().map(Math.abs));
     const reference = () => compute(identity).output; // the outputs of the original order
-    const steps = el("table", { class: "explorer-table explorer-steps" });
-    const stepsCaption = el("caption");
+    // The tables' titles stand above their scrolling boxes, which they name.
+    const stepsHeading = el("p", { class: "explorer-heading", id: `explorer-${++uid}` });
+    const steps = el("table", { class: "explorer-table explorer-steps", "aria-labelledby": stepsHeading.id });
     const weightBars = bars("", "weights");
     const outBars = bars("", "output");
     const concatBars = H > 1 ? bars("", "concat") : null;
     const finalBars = data.w_o ? bars("", "final") : null;
-    const outputs = el("table", { class: "explorer-table explorer-outputs", "data-quantity": "outputs" });
-    const outputsCaption = el("caption");
-    const outputsBox = el("div", { class: "explorer-scroll", tabindex: "0", role: "region" }, outputs);
+    const outputsHeading = el("p", { class: "explorer-heading", id: `explorer-${++uid}` });
+    const outputs = el("table", { class: "explorer-table explorer-outputs", "data-quantity": "outputs", "aria-labelledby": outputsHeading.id });
+    const outputsBox = el("div", { class: "explorer-scroll", tabindex: "0", role: "region", "aria-labelledby": outputsHeading.id }, outputs);
     const outputsNote = el("p", { class: "explorer-chart-note" });
     const status = el("p", { class: "explorer-status", role: "status" });
 
@@ -348,20 +349,17 @@
 
       // Softmax, step by step: one row per key, in the current order.
       const scale = `${state.scaled ? ` ÷ √${dHead}` : ""}${state.temperature !== 1 ? ` ÷ ${fixed(state.temperature, 2)}` : ""}`;
-      stepsCaption.textContent = `Softmax of query ${token} (position ${p})${inHead}, step by step`;
+      stepsHeading.textContent = `Softmax of query ${token} (position ${p})${inHead}, step by step; weight = exp / sum`;
       const head = el(
         "tr",
         {},
-        ...["key", "pos.", "score q·k", `score${scale} − max`, "exp", "weight = exp / sum"].map((name) =>
-          el("th", { scope: "col" }, name),
-        ),
+        ...["pos. (key)", "score q·k", `score${scale} − max`, "exp", "weight"].map((name) => el("th", { scope: "col" }, name)),
       );
       const rows = order.map((t, j) =>
         el(
           "tr",
-          {},
-          el("th", { scope: "row" }, data.tokens[t]),
-          el("td", {}, String(j)),
+          { class: t === state.query ? "explorer-current" : "" },
+          el("th", { scope: "row" }, `${j} (${data.tokens[t]})`),
           valueCell(chosen.scores[j], 3, "scores"),
           valueCell(chosen.shifted[j], 3, "shifted"),
           valueCell(chosen.exps[j], 3, "exps"),
@@ -371,11 +369,11 @@
       const total = el(
         "tr",
         {},
-        el("th", { scope: "row", colspan: "4" }, "sum"),
+        el("th", { scope: "row", colspan: "3" }, "sum"),
         valueCell(chosen.sum, 3, "exp-sum"),
         valueCell(chosen.weights.reduce((s, w) => s + w, 0), 3),
       );
-      steps.replaceChildren(stepsCaption, el("thead", {}, head), el("tbody", {}, ...rows), el("tfoot", {}, total));
+      steps.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows), el("tfoot", {}, total));
 
       weightBars.heading.textContent = `Weights of query ${token}${H > 1 ? ` (head ${state.head})` : ""}, keys in the current order`;
       fill(weightBars.list, chosen.weights, {
@@ -407,9 +405,8 @@
 
       // Every position's output, in the current order, and how it compares
       // with the outputs of the original order moved along with their tokens.
-      outputsCaption.textContent = `${data.w_o ? "The layer's output" : "Output"} of every position, in the current order`;
+      outputsHeading.textContent = `${data.w_o ? "The layer's output" : "Output"} of every position, in the current order`;
       outputs.replaceChildren(
-        outputsCaption,
         el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "pos. (token)"), ...all.output[0].map((_, c) => el("th", { scope: "col" }, String(c + 1))))),
         el(
           "tbody",
@@ -424,7 +421,6 @@
           ),
         ),
       );
-      outputsBox.setAttribute("aria-label", outputsCaption.textContent);
       const before = reference();
       const moved = Math.max(...order.flatMap((t, i) => all.output[i].map((x, c) => Math.abs(x - before[t][c]))));
       const permuted = order.some((t, i) => t !== i);
@@ -461,15 +457,15 @@
       controls.append(radios("Head", names, 1, set("head")));
     }
     controls.append(
-      checkbox("Causal mask (attend only to keys ≤ query)", set("causal")),
+      checkbox("Causal mask (attend only to positions ≤ the query's)", set("causal")),
       radios("Scores multiplied by", [[true, `1/√${dHead}`], [false, "1"]], true, set("scaled")),
       slider("Temperature", { min: 0.25, max: 4, step: 0.25, value: 1 }, (t) => fixed(t, 2), set("temperature")),
     );
-    const stepsBox = el("div", { class: "explorer-figure explorer-scroll", tabindex: "0", role: "region", "aria-label": "Softmax step by step" }, steps);
-    const figures = [stepsBox, weightBars.node, outBars.node];
+    const stepsBox = el("div", { class: "explorer-scroll", tabindex: "0", role: "region", "aria-labelledby": stepsHeading.id }, steps);
+    const figures = [el("div", { class: "explorer-figure" }, stepsHeading, stepsBox), weightBars.node, outBars.node];
     if (concatBars) figures.push(concatBars.node);
     if (finalBars) figures.push(finalBars.node);
-    figures.push(el("div", { class: "explorer-figure" }, outputsBox, outputsNote));
+    figures.push(el("div", { class: "explorer-figure" }, outputsHeading, outputsBox, outputsNote));
     root.append(controls, status, ...figures);
     render();
   }

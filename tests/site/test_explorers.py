@@ -372,7 +372,7 @@ def test_permuting_the_tokens_permutes_the_outputs(browser, site_url: str, page:
 
 #: Parts of the explorer that stick out to the right of the window (scrolling
 #: boxes and their content excepted), and the contrast of each button's text.
-FIT_JS = """
+FIT_JS = r"""
 (width) => {
   const root = document.querySelector("div.explorer");
   const wide = Array.from(root.querySelectorAll("*"))
