@@ -77,14 +77,14 @@
   }
 
   /** Fill a list made by ``bars``. ``scale`` maps a value to [-1, 1] (signed) or [0, 1]. */
-  function fill(list, values, { labels, digits, scale, signed = false, notes = [] }) {
+  function fill(list, values, { labels, digits, scale, signed: twoSided = false, notes = [] }) {
     const items = values.map((v, i) => {
       const fraction = Math.max(-1, Math.min(1, scale(v)));
       const bar = el("span", { class: "explorer-bar" });
-      bar.style.width = `${Math.abs(fraction) * (signed ? 50 : 100)}%`;
-      if (signed) bar.style[fraction < 0 ? "right" : "left"] = "50%";
+      bar.style.width = `${Math.abs(fraction) * (twoSided ? 50 : 100)}%`;
+      if (twoSided) bar.style[fraction < 0 ? "right" : "left"] = "50%";
       if (fraction < 0) bar.classList.add("explorer-negative");
-      const track = el("span", { class: signed ? "explorer-track explorer-signed" : "explorer-track" }, bar);
+      const track = el("span", { class: twoSided ? "explorer-track explorer-signed" : "explorer-track" }, bar);
       const number = el("span", { class: "explorer-value", "data-value": String(v) }, signed(fixed(v, digits)));
       const item = el("li", {}, el("span", { class: "explorer-label" }, labels[i]), track, number);
       if (notes[i]) item.append(el("span", { class: "explorer-note" }, notes[i]));
