@@ -7,7 +7,14 @@
    without JavaScript the container stays hidden and the page's static
    figures stand alone. Every number is shown rounded as text, with the full
    float64 value in data-value (tests/site/test_explorers.py compares those
-   with lessons_code). Nothing is fetched: the data is in the page. */
+   with lessons_code). Nothing is fetched: the data is in the page.
+
+   The attention explorer recomputes everything from the input in the token
+   order the reader sets (position p holds token order[p]), so that reordering
+   the tokens shows permutation equivariance rather than assuming it: the
+   chosen query's softmax step by step, its weights and output, the heads'
+   concatenation and, where the page ships W_o, the layer's output, and every
+   position's output beside the original order's, moved with its tokens. */
 "use strict";
 
 (() => {

@@ -38,9 +38,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from site_support import PageVisit, settle
-
 import torch
+from site_support import PageVisit, settle
 
 from lessons_code.attention import causal_mask, self_attention
 from lessons_code.multihead import MultiHeadAttention
@@ -195,7 +194,9 @@ def _expected_attention(data: dict[str, Any], state: dict[str, Any]) -> dict[str
     return expected
 
 
-ORDER_JS = "(root) => Array.from(root.querySelectorAll('.explorer-order .explorer-token'), (n) => n.textContent)"
+ORDER_JS = """
+(root) => Array.from(root.querySelectorAll(".explorer-order .explorer-token"), (n) => n.textContent)
+"""
 
 
 def _check_attention(visit: PageVisit, data: dict[str, Any], state: dict[str, Any]) -> None:
@@ -219,7 +220,8 @@ def test_attention_explorer_matches_lessons_code(browser, site_url: str, page: s
         root = visit.page.locator("div.explorer[data-explorer='attention']")
         assert root.is_visible(), f"{page}: the explorer is not shown"
         data = root.evaluate(DATA_JS)
-        state = {"query": 0, "head": 1, "causal": False, "scaled": True, "temperature": 1.0}
+        state: dict[str, Any] = {"query": 0, "head": 1, "causal": False, "scaled": True}
+        state["temperature"] = 1.0
         state["order"] = list(range(len(data["tokens"])))
         _check_attention(visit, data, state)
 
@@ -288,7 +290,9 @@ def _outputs(visit: PageVisit, data: dict[str, Any]) -> np.ndarray:
 
 def _moved(visit: PageVisit) -> float:
     """The widget's largest difference from the original outputs moved with their tokens."""
-    return float(visit.page.locator("[data-quantity='moved'] .explorer-value").get_attribute("data-value"))
+    return float(
+        visit.page.locator("[data-quantity='moved'] .explorer-value").get_attribute("data-value")
+    )
 
 
 @pytest.mark.parametrize("page", ATTENTION_PAGES)
@@ -306,7 +310,8 @@ def test_permuting_the_tokens_permutes_the_outputs(browser, site_url: str, page:
         root = visit.page.locator("div.explorer[data-explorer='attention']")
         data = root.evaluate(DATA_JS)
         T = len(data["tokens"])
-        state = {"query": 0, "head": 1, "causal": False, "scaled": True, "temperature": 1.0}
+        state: dict[str, Any] = {"query": 0, "head": 1, "causal": False, "scaled": True}
+        state["temperature"] = 1.0
         state["order"] = list(range(T))
         _check_attention(visit, data, state)
         original = _outputs(visit, data)
@@ -342,15 +347,20 @@ def test_permuting_the_tokens_permutes_the_outputs(browser, site_url: str, page:
         state["order"] = list(range(T))[::-1]
         check_moved()
         if "permutation" in data:  # the self-attention page's perm
-            root.get_by_role("button", name=f"The page's permutation ({' '.join(map(str, data['permutation']))})").click()
+            name = " ".join(map(str, data["permutation"]))
+            root.get_by_role("button", name=f"The page's permutation ({name})").click()
             state["order"] = data["permutation"]
             check_moved()
             assert state["order"] == [3, 0, 4, 1, 2]
         # A query other than the first, in another head.
-        root.get_by_role("group", name="Query token").get_by_role("radio", name="2", exact=True).click()
+        root.get_by_role("group", name="Query token").get_by_role(
+            "radio", name="2", exact=True
+        ).click()
         state["query"] = 2
         if data["heads"] > 1:
-            root.get_by_role("group", name="Head").get_by_role("radio", name="3", exact=True).click()
+            root.get_by_role("group", name="Head").get_by_role(
+                "radio", name="3", exact=True
+            ).click()
             state["head"] = 3
         check_moved()
 
@@ -381,7 +391,8 @@ FIT_JS = r"""
     .map((n) => `${n.tagName}.${n.className}`);
   const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
   const lum = (c) => {
-    const [r, g, b] = rgb(c).map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    const linear = (v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    const [r, g, b] = rgb(c).map((v) => linear(v / 255));
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
   const contrast = Array.from(root.querySelectorAll("button:not(:disabled)"), (b) => {
@@ -396,7 +407,9 @@ FIT_JS = r"""
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("page", ATTENTION_PAGES)
-def test_attention_explorer_fits_a_phone(browser, site_url: str, artifacts: Path, page: str, mode: str) -> None:
+def test_attention_explorer_fits_a_phone(
+    browser, site_url: str, artifacts: Path, page: str, mode: str
+) -> None:
     """At 390 px nothing of the explorer is wider than the window; buttons stay legible."""
     visit = PageVisit(browser, site_url, page, mode=mode)
     try:
@@ -408,7 +421,9 @@ def test_attention_explorer_fits_a_phone(browser, site_url: str, artifacts: Path
         assert fit["wide"] == [], (page, mode, fit["wide"])
         assert fit["page"] <= 390, (page, mode, fit["page"])
         assert min(fit["contrast"]) >= 4.5, (page, mode, fit["contrast"])
-        root.screenshot(path=str(artifacts / f"explorer-{page.removesuffix('.html')}-{mode}-390.png"))
+        root.screenshot(
+            path=str(artifacts / f"explorer-{page.removesuffix('.html')}-{mode}-390.png")
+        )
     finally:
         visit.close()
 
