@@ -241,6 +241,29 @@
     return el("td", quantity ? { "data-quantity": quantity } : {}, number);
   }
 
+  /**
+   * A box around ``child`` that scrolls sideways when the child is wider than
+   * the column, named by the element ``labelledby``. As a11y.js does for the
+   * page's own tables: while it scrolls it takes the keyboard focus, and
+   * data-more names the edges it continues past (narrow.css fades them).
+   * ``check`` measures it again (after its content changed).
+   */
+  function scrollBox(child, labelledby) {
+    const box = el("div", { class: "explorer-scroll", role: "region", "aria-labelledby": labelledby }, child);
+    const check = () => {
+      if (box.scrollWidth > box.clientWidth + 1) box.tabIndex = 0;
+      else box.removeAttribute("tabindex");
+      const more = [];
+      if (box.scrollLeft > 1) more.push("left");
+      if (box.scrollLeft + box.clientWidth < box.scrollWidth - 1) more.push("right");
+      if (more.length) box.dataset.more = more.join(" ");
+      else delete box.dataset.more;
+    };
+    new ResizeObserver(check).observe(box);
+    box.addEventListener("scroll", check, { passive: true });
+    return { box, check };
+  }
+
   /** A button with visible text and, where the text is a symbol, an accessible name. */
   function button(text, name, onClick) {
     const attrs = { type: "button", class: "explorer-button", onclick: onClick };
@@ -341,7 +364,7 @@
     const finalBars = data.w_o ? bars("", "final") : null;
     const outputsHeading = el("p", { class: "explorer-heading", id: `explorer-${++uid}` });
     const outputs = el("table", { class: "explorer-table explorer-outputs", "data-quantity": "outputs", "aria-labelledby": outputsHeading.id });
-    const outputsBox = el("div", { class: "explorer-scroll", tabindex: "0", role: "region", "aria-labelledby": outputsHeading.id }, outputs);
+    const outputsBox = scrollBox(outputs, outputsHeading.id);
     const outputsNote = el("p", { class: "explorer-chart-note" });
     const status = el("p", { class: "explorer-status", role: "status" });
 
@@ -443,6 +466,8 @@
           : "The rows did not just move with their tokens: the causal mask is tied to positions, not to tokens.";
       outputsNote.replaceChildren(`Largest difference from the original order's outputs, each moved with its token: `, movedCell, `. ${verdict}`);
 
+      stepsBox.check();
+      outputsBox.check();
       const top = chosen.weights.indexOf(Math.max(...chosen.weights));
       status.textContent = `Query ${token} puts most weight, ${fixed(chosen.weights[top], 3)}, on key ${data.tokens[order[top]]}.`;
     }
@@ -468,11 +493,11 @@
       radios("Scores multiplied by", [[true, `1/√${dHead}`], [false, "1"]], true, set("scaled")),
       slider("Temperature", { min: 0.25, max: 4, step: 0.25, value: 1 }, (t) => fixed(t, 2), set("temperature")),
     );
-    const stepsBox = el("div", { class: "explorer-scroll", tabindex: "0", role: "region", "aria-labelledby": stepsHeading.id }, steps);
-    const figures = [el("div", { class: "explorer-figure" }, stepsHeading, stepsBox), weightBars.node, outBars.node];
+    const stepsBox = scrollBox(steps, stepsHeading.id);
+    const figures = [el("div", { class: "explorer-figure" }, stepsHeading, stepsBox.box), weightBars.node, outBars.node];
     if (concatBars) figures.push(concatBars.node);
     if (finalBars) figures.push(finalBars.node);
-    figures.push(el("div", { class: "explorer-figure" }, outputsHeading, outputsBox, outputsNote));
+    figures.push(el("div", { class: "explorer-figure" }, outputsHeading, outputsBox.box, outputsNote));
     root.append(controls, status, ...figures);
     render();
   }
