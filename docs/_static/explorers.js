@@ -7,7 +7,14 @@
    without JavaScript the container stays hidden and the page's static
    figures stand alone. Every number is shown rounded as text, with the full
    float64 value in data-value (tests/site/test_explorers.py compares those
-   with lessons_code). Nothing is fetched: the data is in the page. */
+   with lessons_code). Nothing is fetched: the data is in the page.
+
+   The attention explorer recomputes everything from the input in the token
+   order the reader sets (position p holds token order[p]), so that reordering
+   the tokens shows permutation equivariance rather than assuming it: the
+   chosen query's softmax step by step, its weights and output, the heads'
+   concatenation and, where the page ships W_o, the layer's output, and every
+   position's output beside the original order's, moved with its tokens. */
 "use strict";
 
 (() => {
@@ -77,15 +84,15 @@
   }
 
   /** Fill a list made by ``bars``. ``scale`` maps a value to [-1, 1] (signed) or [0, 1]. */
-  function fill(list, values, { labels, digits, scale, signed = false, notes = [] }) {
+  function fill(list, values, { labels, digits, scale, signed: twoSided = false, notes = [] }) {
     const items = values.map((v, i) => {
       const fraction = Math.max(-1, Math.min(1, scale(v)));
       const bar = el("span", { class: "explorer-bar" });
-      bar.style.width = `${Math.abs(fraction) * (signed ? 50 : 100)}%`;
-      if (signed) bar.style[fraction < 0 ? "right" : "left"] = "50%";
+      bar.style.width = `${Math.abs(fraction) * (twoSided ? 50 : 100)}%`;
+      if (twoSided) bar.style[fraction < 0 ? "right" : "left"] = "50%";
       if (fraction < 0) bar.classList.add("explorer-negative");
-      const track = el("span", { class: signed ? "explorer-track explorer-signed" : "explorer-track" }, bar);
-      const number = el("span", { class: "explorer-value", "data-value": String(v) }, fixed(v, digits));
+      const track = el("span", { class: twoSided ? "explorer-track explorer-signed" : "explorer-track" }, bar);
+      const number = el("span", { class: "explorer-value", "data-value": String(v) }, signed(fixed(v, digits)));
       const item = el("li", {}, el("span", { class: "explorer-label" }, labels[i]), track, number);
       if (notes[i]) item.append(el("span", { class: "explorer-note" }, notes[i]));
       return item;
@@ -227,13 +234,87 @@
   const matmul = (a, b) => a.map((row) => b[0].map((_, j) => row.reduce((s, x, k) => s + x * b[k][j], 0)));
   const columns = (m, start, stop) => m.map((row) => row.slice(start, stop));
 
-  /** softmax(scores * factor) over the allowed keys; masked keys get exactly 0. */
-  function softmaxRow(scores, factor, allowed) {
-    const z = scores.map((s, j) => (allowed(j) ? s * factor : -Infinity));
-    const top = Math.max(...z);
-    const e = z.map((v) => Math.exp(v - top));
-    const sum = e.reduce((s, v) => s + v, 0);
-    return e.map((v) => v / sum);
+  /** A number as a table cell: rounded text, the float64 in data-value; -Infinity as "−∞". */
+  function valueCell(v, digits, quantity) {
+    const text = v === -Infinity ? "−∞" : signed(fixed(v, digits));
+    const number = el("span", { class: "explorer-value", "data-value": String(v) }, text);
+    return el("td", quantity ? { "data-quantity": quantity } : {}, number);
+  }
+
+  /**
+   * A box around ``child`` that scrolls sideways when the child is wider than
+   * the column, named by the element ``labelledby``. As a11y.js does for the
+   * page's own tables: while it scrolls it takes the keyboard focus, and
+   * data-more names the edges it continues past (narrow.css fades them).
+   * ``check`` measures it again (after its content changed).
+   */
+  function scrollBox(child, labelledby) {
+    const box = el("div", { class: "explorer-scroll", role: "region", "aria-labelledby": labelledby }, child);
+    const check = () => {
+      if (box.scrollWidth > box.clientWidth + 1) box.tabIndex = 0;
+      else box.removeAttribute("tabindex");
+      const more = [];
+      if (box.scrollLeft > 1) more.push("left");
+      if (box.scrollLeft + box.clientWidth < box.scrollWidth - 1) more.push("right");
+      if (more.length) box.dataset.more = more.join(" ");
+      else delete box.dataset.more;
+    };
+    new ResizeObserver(check).observe(box);
+    box.addEventListener("scroll", check, { passive: true });
+    return { box, check };
+  }
+
+  /** A button with visible text and, where the text is a symbol, an accessible name. */
+  function button(text, name, onClick) {
+    const attrs = { type: "button", class: "explorer-button", onclick: onClick };
+    if (name) attrs["aria-label"] = name;
+    return el("button", attrs, text);
+  }
+
+  /**
+   * The token order: one item per token with buttons that move it one
+   * position earlier or later, and buttons for whole permutations.
+   * ``onChange`` gets the new order (position p holds token order[p]).
+   */
+  function orderControl(tokens, presets, onChange) {
+    const T = tokens.length;
+    let order = tokens.map((_, t) => t);
+    const list = el("ol", { class: "explorer-order" });
+    const items = tokens.map((token, t) => {
+      const earlier = button("←", `Move token ${token} earlier`, () => move(t, -1));
+      const later = button("→", `Move token ${token} later`, () => move(t, +1));
+      const item = el("li", {}, earlier, el("span", { class: "explorer-token" }, token), later);
+      return { item, earlier, later };
+    });
+    function show() {
+      list.replaceChildren(...order.map((t) => items[t].item));
+      order.forEach((t, p) => {
+        items[t].earlier.disabled = p === 0;
+        items[t].later.disabled = p === T - 1;
+      });
+    }
+    function set(next, focus = null) {
+      order = next;
+      show();
+      if (focus) focus.focus(); // moving a node in the document takes its focus away
+      onChange(order.slice());
+    }
+    function move(t, step) {
+      const p = order.indexOf(t);
+      const next = order.slice();
+      [next[p], next[p + step]] = [next[p + step], next[p]];
+      const { earlier, later } = items[t];
+      const stays = step < 0 ? (p + step > 0 ? earlier : later) : p + step < T - 1 ? later : earlier;
+      set(next, stays);
+    }
+    const whole = el(
+      "div",
+      { class: "explorer-order-buttons" },
+      ...presets.map(([label, perm]) => button(label, null, () => set(perm.slice()))),
+    );
+    show();
+    const legend = el("legend", {}, `Token order (positions 0 to ${T - 1})`);
+    return el("fieldset", { class: "explorer-order-set" }, legend, list, whole);
   }
 
   function attentionExplorer(root, data) {
@@ -241,49 +322,102 @@
     const D = data.w_q[0].length;
     const H = data.heads;
     const dHead = D / H;
-    const q = matmul(data.x, data.w_q);
-    const k = matmul(data.x, data.w_k);
-    const v = matmul(data.x, data.w_v);
-    const vMax = Math.max(...v.flat().map(Math.abs));
-    const state = { query: 0, head: 1, causal: false, scaled: true, temperature: 1 };
+    const identity = data.tokens.map((_, t) => t);
+    const state = { query: 0, head: 1, causal: false, scaled: true, temperature: 1, order: identity };
 
-    /** One head's weights for the chosen query, and its output (d_head values). */
-    function head(h) {
-      const cols = [(h - 1) * dHead, h * dHead];
-      const qi = columns(q, ...cols)[state.query];
-      const kh = columns(k, ...cols);
-      const vh = columns(v, ...cols);
-      const scores = kh.map((kj) => kj.reduce((s, x, c) => s + x * qi[c], 0));
+    /**
+     * Everything the explorer shows, computed from the input in the current
+     * order: per head, each position's scores, their softmax steps and its
+     * output; the heads concatenated; with W_o, the layer's output.
+     */
+    function compute(order) {
+      const xs = order.map((t) => data.x[t]); // (T, D): position p holds token order[p]
+      const [q, k, v] = [data.w_q, data.w_k, data.w_v].map((w) => matmul(xs, w));
       const factor = (state.scaled ? 1 / Math.sqrt(dHead) : 1) / state.temperature;
-      const weights = softmaxRow(scores, factor, (j) => !state.causal || j <= state.query);
-      const out = vh[0].map((_, c) => weights.reduce((s, w, j) => s + w * vh[j][c], 0));
-      return { weights, out };
+      const heads = Array.from({ length: H }, (_, h) => {
+        const [qh, kh, vh] = [q, k, v].map((m) => columns(m, h * dHead, (h + 1) * dHead));
+        return qh.map((qi, i) => {
+          const scores = kh.map((kj) => kj.reduce((s, x, c) => s + x * qi[c], 0));
+          const z = scores.map((s, j) => (!state.causal || j <= i ? s * factor : -Infinity));
+          const top = Math.max(...z);
+          const shifted = z.map((x) => x - top);
+          const exps = shifted.map(Math.exp);
+          const sum = exps.reduce((s, x) => s + x, 0);
+          const weights = exps.map((x) => x / sum);
+          const out = vh[0].map((_, c) => weights.reduce((s, w, j) => s + w * vh[j][c], 0));
+          return { scores, shifted, exps, sum, weights, out };
+        });
+      });
+      const concat = xs.map((_, i) => heads.flatMap((head) => head[i].out)); // (T, D)
+      const output = data.w_o ? matmul(concat, data.w_o) : concat; // (T, D)
+      return { heads, concat, output };
     }
 
-    const tokenLabels = data.tokens.map((t) => `key ${t}`);
+    const vMax = Math.max(...matmul(data.x, data.w_v).flat().map(Math.abs));
+    const reference = () => compute(identity).output; // the outputs of the original order
+    // The tables' titles stand above their scrolling boxes, which they name.
+    const stepsHeading = el("p", { class: "explorer-heading", id: `explorer-${++uid}` });
+    const steps = el("table", { class: "explorer-table explorer-steps", "aria-labelledby": stepsHeading.id });
     const weightBars = bars("", "weights");
     const outBars = bars("", "output");
     const concatBars = H > 1 ? bars("", "concat") : null;
+    const finalBars = data.w_o ? bars("", "final") : null;
+    const outputsHeading = el("p", { class: "explorer-heading", id: `explorer-${++uid}` });
+    const outputs = el("table", { class: "explorer-table explorer-outputs", "data-quantity": "outputs", "aria-labelledby": outputsHeading.id });
+    const outputsBox = scrollBox(outputs, outputsHeading.id);
+    const outputsNote = el("p", { class: "explorer-chart-note" });
     const status = el("p", { class: "explorer-status", role: "status" });
 
     function render() {
-      const chosen = head(state.head);
-      const headName = H > 1 ? `head ${state.head}, ` : "";
-      weightBars.heading.textContent = `Weights of query ${data.tokens[state.query]} (${headName}every row sums to 1)`;
+      const { order } = state;
+      const all = compute(order);
+      const p = order.indexOf(state.query); // the query token's position
+      const chosen = all.heads[state.head - 1][p];
+      const token = data.tokens[state.query];
+      const keyLabels = order.map((t) => `key ${data.tokens[t]}`);
+      const inHead = H > 1 ? ` in head ${state.head}` : "";
+
+      // Softmax, step by step: one row per key, in the current order.
+      const scale = `${state.scaled ? ` ÷ √${dHead}` : ""}${state.temperature !== 1 ? ` ÷ ${fixed(state.temperature, 2)}` : ""}`;
+      stepsHeading.textContent = `Softmax of query ${token} (position ${p})${inHead}, step by step; weight = exp / sum`;
+      const head = el(
+        "tr",
+        {},
+        ...["pos. (key)", "score q·k", `score${scale} − max`, "exp", "weight"].map((name) => el("th", { scope: "col" }, name)),
+      );
+      const rows = order.map((t, j) =>
+        el(
+          "tr",
+          { class: t === state.query ? "explorer-current" : "" },
+          el("th", { scope: "row" }, `${j} (${data.tokens[t]})`),
+          valueCell(chosen.scores[j], 3, "scores"),
+          valueCell(chosen.shifted[j], 3, "shifted"),
+          valueCell(chosen.exps[j], 3, "exps"),
+          valueCell(chosen.weights[j], 3, "step-weights"),
+        ),
+      );
+      const total = el(
+        "tr",
+        {},
+        el("th", { scope: "row", colspan: "3" }, "sum"),
+        valueCell(chosen.sum, 3, "exp-sum"),
+        valueCell(chosen.weights.reduce((s, w) => s + w, 0), 3),
+      );
+      steps.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows), el("tfoot", {}, total));
+
+      weightBars.heading.textContent = `Weights of query ${token}${H > 1 ? ` (head ${state.head})` : ""}, keys in the current order`;
       fill(weightBars.list, chosen.weights, {
-        labels: tokenLabels,
+        labels: keyLabels,
         digits: 3,
         scale: (w) => w,
-        notes: chosen.weights.map((_, j) => (state.causal && j > state.query ? "masked" : "")),
+        notes: chosen.weights.map((_, j) => (state.causal && j > p ? "masked" : "")),
       });
-      outBars.heading.textContent = `Output of query ${data.tokens[state.query]}${H > 1 ? ` in head ${state.head}` : ""}: the weighted sum of the values`;
-      const outLabels = chosen.out.map((_, c) => `${c + 1}`);
-      fill(outBars.list, chosen.out, { labels: outLabels, digits: 3, scale: (x) => x / vMax, signed: true });
+      outBars.heading.textContent = `Output of query ${token}${inHead}: the weighted sum of the values`;
+      fill(outBars.list, chosen.out, { labels: chosen.out.map((_, c) => `${c + 1}`), digits: 3, scale: (x) => x / vMax, signed: true });
       if (concatBars) {
-        const all = Array.from({ length: H }, (_, h) => head(h + 1).out).flat();
-        concatBars.heading.textContent = `Concatenation of the ${H} heads' outputs for query ${data.tokens[state.query]} (head ${state.head} highlighted)`;
-        fill(concatBars.list, all, {
-          labels: all.map((_, c) => `h${Math.floor(c / dHead) + 1}.${(c % dHead) + 1}`),
+        concatBars.heading.textContent = `Concatenation of the ${H} heads' outputs for query ${token} (head ${state.head} highlighted)`;
+        fill(concatBars.list, all.concat[p], {
+          labels: all.concat[p].map((_, c) => `h${Math.floor(c / dHead) + 1}.${(c % dHead) + 1}`),
           digits: 3,
           scale: (x) => x / vMax,
           signed: true,
@@ -292,27 +426,78 @@
           item.classList.toggle("explorer-current", Math.floor(c / dHead) + 1 === state.head);
         });
       }
+      if (finalBars) {
+        const final = all.output[p];
+        const fMax = Math.max(...final.map(Math.abs)) || 1;
+        finalBars.heading.textContent = `Output of the layer for query ${token}: the concatenation times W_o`;
+        fill(finalBars.list, final, { labels: final.map((_, c) => `${c + 1}`), digits: 3, scale: (x) => x / fMax, signed: true });
+      }
+
+      // Every position's output, in the current order, and how it compares
+      // with the outputs of the original order moved along with their tokens.
+      outputsHeading.textContent = `${data.w_o ? "The layer's output" : "Output"} of every position, in the current order`;
+      outputs.replaceChildren(
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "pos. (token)"), ...all.output[0].map((_, c) => el("th", { scope: "col" }, String(c + 1))))),
+        el(
+          "tbody",
+          {},
+          ...order.map((t, i) =>
+            el(
+              "tr",
+              { class: t === state.query ? "explorer-current" : "" },
+              el("th", { scope: "row" }, `${i} (${data.tokens[t]})`),
+              ...all.output[i].map((x) => valueCell(x, 3)),
+            ),
+          ),
+        ),
+      );
+      const before = reference();
+      const moved = Math.max(...order.flatMap((t, i) => all.output[i].map((x, c) => Math.abs(x - before[t][c]))));
+      const permuted = order.some((t, i) => t !== i);
+      const movedCell = el(
+        "span",
+        { "data-quantity": "moved" },
+        el("span", { class: "explorer-value", "data-value": String(moved) }, moved.toExponential(1)),
+      );
+      const verdict = !permuted
+        ? "The tokens are in their original order."
+        : moved <= 1e-12
+          ? "Every row moved with its token and nothing else changed: permuting the input permuted the output."
+          : "The rows did not just move with their tokens: the causal mask is tied to positions, not to tokens.";
+      outputsNote.replaceChildren(`Largest difference from the original order's outputs, each moved with its token: `, movedCell, `. ${verdict}`);
+
+      stepsBox.check();
+      outputsBox.check();
       const top = chosen.weights.indexOf(Math.max(...chosen.weights));
-      status.textContent = `Query ${data.tokens[state.query]} puts most weight, ${fixed(chosen.weights[top], 3)}, on key ${data.tokens[top]}.`;
+      status.textContent = `Query ${token} puts most weight, ${fixed(chosen.weights[top], 3)}, on key ${data.tokens[order[top]]}.`;
     }
 
     const set = (key) => (value) => {
       state[key] = value;
       render();
     };
+    const presets = [
+      ["Reverse", identity.slice().reverse()],
+      ...(data.permutation ? [[`The page's permutation (${data.permutation.join(" ")})`, data.permutation]] : []),
+      ["Original order", identity],
+    ];
     const controls = el("div", { class: "explorer-controls" });
+    controls.append(orderControl(data.tokens, presets, set("order")));
     controls.append(radios("Query token", data.tokens.map((t, i) => [i, t]), 0, set("query")));
     if (H > 1) {
       const names = Array.from({ length: H }, (_, h) => [h + 1, `${h + 1}`]);
       controls.append(radios("Head", names, 1, set("head")));
     }
     controls.append(
-      checkbox("Causal mask (attend only to keys ≤ query)", set("causal")),
+      checkbox("Causal mask (attend only to positions ≤ the query's)", set("causal")),
       radios("Scores multiplied by", [[true, `1/√${dHead}`], [false, "1"]], true, set("scaled")),
       slider("Temperature", { min: 0.25, max: 4, step: 0.25, value: 1 }, (t) => fixed(t, 2), set("temperature")),
     );
-    const figures = [weightBars.node, outBars.node];
+    const stepsBox = scrollBox(steps, stepsHeading.id);
+    const figures = [el("div", { class: "explorer-figure" }, stepsHeading, stepsBox.box), weightBars.node, outBars.node];
     if (concatBars) figures.push(concatBars.node);
+    if (finalBars) figures.push(finalBars.node);
+    figures.push(el("div", { class: "explorer-figure" }, outputsHeading, outputsBox.box, outputsNote));
     root.append(controls, status, ...figures);
     render();
   }
