@@ -52,14 +52,19 @@ __all__ = [
     "DATE_VOCAB",
     "FIRST_DATE",
     "FORMATS",
+    "FUTURE_FIRST",
+    "FUTURE_LAST",
     "LAST_DATE",
+    "UNSEEN_FORMATS",
     "CharVocab",
     "DateExperiment",
     "date_pairs",
     "format_date",
     "split_dates",
+    "stress_pairs",
     "teacher_forcing_step",
     "train_date_model",
+    "translate",
 ]
 
 MONTHS = (
@@ -85,9 +90,20 @@ FORMATS: dict[str, str] = {
     "european": "30.11.2026",  # day.month.year, two digits each
 }
 
+#: Source formats that training never uses, for a stress test: the day
+#: first as in ``"short"``, the month's whole name as in ``"long"``.
+UNSEEN_FORMATS: dict[str, str] = {
+    "british": "30 november 2026",  # day, month name, year
+}
+
 #: The first and last dates of the task (100 years).
 FIRST_DATE = datetime.date(1950, 1, 1)
 LAST_DATE = datetime.date(2049, 12, 31)
+
+#: The first and last dates of the stress test's future years, none of
+#: them a year of the task.
+FUTURE_FIRST = datetime.date(2050, 1, 1)
+FUTURE_LAST = datetime.date(2099, 12, 31)
 
 
 def _check_date(value: object, name: str) -> datetime.date:
@@ -110,7 +126,8 @@ def format_date(date: datetime.date, style: str) -> str:
         The date.
     style
         A key of ``FORMATS`` (``"long"``, ``"short"``, ``"us"``,
-        ``"european"``) or ``"iso"``, the target format.
+        ``"european"``), of ``UNSEEN_FORMATS`` (``"british"``) or
+        ``"iso"``, the target format.
 
     Returns
     -------
@@ -131,6 +148,8 @@ def format_date(date: datetime.date, style: str) -> str:
     ['november 30, 2026', '30 nov 2026', '11/30/2026', '30.11.2026', '2026-11-30']
     >>> format_date(datetime.date(1999, 3, 7), "us")
     '3/7/1999'
+    >>> format_date(day, "british")
+    '30 november 2026'
     """
     date = _check_date(date, "date")
     if not isinstance(style, str):
@@ -147,9 +166,13 @@ def format_date(date: datetime.date, style: str) -> str:
         return f"{m}/{d}/{y}"
     if style == "european":
         return f"{d:02d}.{m:02d}.{y}"
+    if style == "british":
+        return f"{d} {month} {y}"
     if style == "iso":
         return date.isoformat()
-    names = ", ".join(repr(name) for name in [*FORMATS, "iso"])
+    names = ", ".join(
+        repr(name) for name in [*FORMATS, *UNSEEN_FORMATS, "iso"]
+    )
     raise ValueError(f"style must be one of {names}, got {style!r}")
 
 
@@ -224,7 +247,8 @@ def date_pairs(
     dates
         The dates.
     styles
-        Source formats (keys of ``FORMATS``); every one by default.
+        Source formats (keys of ``FORMATS`` or ``UNSEEN_FORMATS``); every
+        format of ``FORMATS``, those of training, by default.
 
     Returns
     -------
@@ -252,8 +276,10 @@ def date_pairs(
     if not styles:
         raise ValueError("styles must name at least one format")
     for style in styles:
-        if style not in FORMATS:
-            names = ", ".join(repr(name) for name in FORMATS)
+        if style not in FORMATS and style not in UNSEEN_FORMATS:
+            names = ", ".join(
+                repr(name) for name in [*FORMATS, *UNSEEN_FORMATS]
+            )
             raise ValueError(
                 f"styles must hold names among {names}, got {style!r}"
             )
@@ -262,6 +288,73 @@ def date_pairs(
         for date in dates
         for style in styles
     ]
+
+
+def stress_pairs(
+    num_test_dates: int = 500, seed: int = 0
+) -> dict[str, list[tuple[str, str]]]:
+    """Pairs outside the training distribution of :func:`train_date_model`.
+
+    Two cases, each changing one thing:
+
+    ``"future years"``
+        ``num_test_dates`` dates from ``FUTURE_FIRST`` to ``FUTURE_LAST``
+        (years 2050 to 2099; training stops at 2049), drawn by
+        :func:`split_dates` with ``seed``, each in every format of
+        ``FORMATS``.
+    ``"unseen format"``
+        The held-out dates of ``train_date_model(seed,
+        num_test_dates=num_test_dates)`` (years of the task, dates it never
+        trained on), each in every format of ``UNSEEN_FORMATS``, except
+        the texts that a training format writes alike: May is its own
+        abbreviation, so ``"2 may 1950"`` is also the ``"short"`` format,
+        and the dates of May are left out.
+
+    Parameters
+    ----------
+    num_test_dates
+        Dates per case, and the size of the held-out split.
+    seed
+        Seed of the split, the one of the trained model.
+
+    Returns
+    -------
+    dict of str to list of tuple of str
+        The ``(source, target)`` pairs of each case, date by date.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``num_test_dates < 1`` or ``seed < 0``.
+
+    Examples
+    --------
+    >>> cases = stress_pairs(2, seed=0)
+    >>> {name: len(pairs) for name, pairs in cases.items()}
+    {'future years': 8, 'unseen format': 2}
+    >>> cases["unseen format"][0]
+    ('20 september 1958', '1958-09-20')
+    >>> date_pairs([datetime.date(1950, 5, 2)], styles=["short", "british"])
+    [('2 may 1950', '1950-05-02'), ('2 may 1950', '1950-05-02')]
+    """
+    num_test_dates = check_int(
+        num_test_dates, "num_test_dates", minimum=1
+    )
+    seed = check_int(seed, "seed", minimum=0)
+    _, future = split_dates(
+        num_test_dates, seed, first=FUTURE_FIRST, last=FUTURE_LAST
+    )
+    _, held_out = split_dates(num_test_dates, seed)
+    trained = {source for source, _ in date_pairs(held_out)}
+    unseen = date_pairs(held_out, styles=tuple(UNSEEN_FORMATS))
+    return {
+        "future years": date_pairs(future),
+        "unseen format": [
+            pair for pair in unseen if pair[0] not in trained
+        ],
+    }
 
 
 @dataclass(frozen=True)
@@ -557,7 +650,9 @@ class DateExperiment:
         The trained model (CPU, float32, evaluation mode).
     train_seconds
         Wall-clock seconds of the training (data, model and steps; not the
-        evaluation). It differs between runs, unlike everything else.
+        evaluation). It differs between runs, unlike everything else. A
+        result read back by :func:`lessons_code.results.stored` keeps the
+        seconds of the call that trained it.
     """
 
     seed: int
@@ -579,6 +674,7 @@ def teacher_forcing_step(
     tgt: torch.Tensor,
     *,
     pad_id: int,
+    causal: bool = True,
 ) -> float:
     """Take one training step of an encoder-decoder with teacher forcing.
 
@@ -595,8 +691,8 @@ def teacher_forcing_step(
     model
         An encoder-decoder such as
         :class:`lessons_code.transformer.Transformer`: ``model(src,
-        tgt_in)`` returns logits of shape ``(B, T, V)``. Put it in
-        training mode first.
+        tgt_in, causal=causal)`` returns logits of shape ``(B, T, V)``.
+        Put it in training mode first.
     optimizer
         The optimiser of ``model``'s parameters.
     scheduler
@@ -610,6 +706,9 @@ def teacher_forcing_step(
     pad_id
         The padding id: target positions that hold it do not count in the
         loss.
+    causal
+        The decoder's causal mask; ``False`` lets every position see the
+        tokens after it, the one it predicts among them (an experiment).
 
     Returns
     -------
@@ -629,7 +728,8 @@ def teacher_forcing_step(
     TypeError
         If ``model`` is not a module, ``optimizer`` not an optimiser,
         ``scheduler`` not a learning-rate scheduler, ``src`` or ``tgt`` not
-        an integer tensor, or ``pad_id`` not an integer.
+        an integer tensor, ``pad_id`` not an integer or ``causal`` not a
+        bool.
     ValueError
         If ``scheduler`` schedules another optimiser, ``src`` or ``tgt`` is
         not 2-D, they differ in batch size, ``tgt`` has fewer than 2
@@ -671,8 +771,9 @@ def teacher_forcing_step(
             f"({src.shape[0]}), got shape {tuple(tgt.shape)}"
         )
     pad_id = check_int(pad_id, "pad_id", minimum=0)
+    causal = check_bool(causal, "causal")
     # Teacher forcing: read <s> y1 ... y(T-1), predict y1 ... yT.
-    logits = model(src, tgt[:, :-1])  # (B, T, V)
+    logits = model(src, tgt[:, :-1], causal=causal)  # (B, T, V)
     loss = F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),  # (B * T, V)
         tgt[:, 1:].reshape(-1),  # (B * T,)
@@ -683,6 +784,58 @@ def teacher_forcing_step(
     optimizer.step()
     scheduler.step()  # the learning rate of the next step
     return loss.item()
+
+
+def translate(
+    model: Transformer, sources: Sequence[str], *, causal: bool = True
+) -> list[str]:
+    """Translate dates with a trained model: greedy decoding, one batch.
+
+    Parameters
+    ----------
+    model
+        A :class:`lessons_code.transformer.Transformer` over
+        ``DATE_VOCAB``, such as the model of :func:`train_date_model`.
+    sources
+        Dates as text, in characters of ``DATE_VOCAB``.
+    causal
+        The decoder's causal mask (``False`` only for a model trained
+        without it).
+
+    Returns
+    -------
+    list of str
+        One output per source: the characters written before the end
+        token. Decoding stops after 11 tokens, the ten characters of an
+        ISO date and the end token, so an output has at most 11
+        characters.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a Transformer, ``sources`` not a sequence of
+        strings or ``causal`` not a bool.
+    ValueError
+        If ``sources`` is empty or holds a character outside the
+        vocabulary.
+
+    Examples
+    --------
+    >>> model = seeded(0, lambda: Transformer(len(DATE_VOCAB), len(DATE_VOCAB), 16, 2, 1, 1, 16))
+    >>> outputs = translate(model, ["3/7/1999", "7 mar 1999"])
+    >>> len(outputs), all(len(text) <= 11 for text in outputs)
+    (2, True)
+    """
+    vocab = DATE_VOCAB
+    predicted = greedy_decode(
+        model,
+        vocab.encode_batch(sources),
+        start_id=vocab.start_id,
+        end_id=vocab.end_id,
+        max_len=11,  # 10 characters and </s>
+        causal=causal,
+    )
+    return [vocab.decode(row) for row in predicted]
 
 
 @stored
@@ -700,6 +853,7 @@ def train_date_model(
     schedule: str = "linear",
     num_test_dates: int = 500,
     positional: bool = True,
+    causal: bool = True,
 ) -> DateExperiment:
     """Train a small Transformer to translate dates to ISO 8601, and score it on unseen dates.
 
@@ -715,7 +869,7 @@ def train_date_model(
     ``1/sqrt(step)``, the 2017 paper's schedule
     (:func:`lessons_code.training.warmup_inverse_sqrt`).
     The trained model then translates every held-out date in every format
-    with :func:`lessons_code.transformer.greedy_decode`.
+    with :func:`translate` (greedy decoding).
 
     Deterministic for a given seed, PyTorch version and thread count. With
     ``LESSONS_CODE_RESULTS`` set, the result is saved and a later call with
@@ -745,6 +899,10 @@ def train_date_model(
     positional
         Add the positional encoding to the embeddings (``False`` for the
         experiment of leaving it out).
+    causal
+        Mask the decoder's self-attention causally, in training and in the
+        greedy decoding of the held-out dates (``False`` for the experiment
+        of leaving the mask out).
 
     Returns
     -------
@@ -789,6 +947,7 @@ def train_date_model(
             num_test_dates, "num_test_dates", minimum=1
         ),
         "positional": check_bool(positional, "positional"),
+        "causal": check_bool(causal, "causal"),
     }
     if schedule not in ("linear", "inverse_sqrt"):
         raise ValueError(
@@ -858,21 +1017,18 @@ def train_date_model(
             sources[rows],
             targets[rows],
             pad_id=vocab.pad_id,
+            causal=causal,
         )
     train_seconds = time.perf_counter() - began
     model.eval()
 
     test_pairs = date_pairs(test_dates)
-    predicted = greedy_decode(
-        model,
-        vocab.encode_batch([src for src, _ in test_pairs]),
-        start_id=vocab.start_id,
-        end_id=vocab.end_id,
-        max_len=11,  # 10 characters and </s>
+    predicted = translate(
+        model, [src for src, _ in test_pairs], causal=causal
     )
     held_out = [
-        (src, tgt, vocab.decode(row))
-        for (src, tgt), row in zip(test_pairs, predicted, strict=True)
+        (src, tgt, out)
+        for (src, tgt), out in zip(test_pairs, predicted, strict=True)
     ]
     correct = np.array([tgt == out for _, tgt, out in held_out])
     by_format = correct.reshape(len(test_dates), len(FORMATS)).mean(

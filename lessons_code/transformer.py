@@ -735,6 +735,7 @@ def greedy_decode(
     start_id: int,
     end_id: int,
     max_len: int,
+    causal: bool = True,
 ) -> torch.Tensor:
     """Generate target tokens one at a time, each the most likely next token.
 
@@ -744,6 +745,11 @@ def greedy_decode(
     produced ``end_id`` or ``max_len`` tokens were produced. After its
     ``end_id``, a sequence is filled with ``model.pad_id`` (or ``end_id``
     when the model has no padding token).
+
+    Every step runs the whole decoder again over the whole prefix: an
+    output of ``L`` tokens costs the decoder ``1 + 2 + ... + L = L(L + 1) / 2``
+    token positions, where a cache of each position's keys and values would
+    cost ``L``.
 
     Runs without gradients, in evaluation mode (the model's mode is
     restored afterwards).
@@ -760,6 +766,9 @@ def greedy_decode(
         The token that ends a target.
     max_len
         Most tokens generated per sequence.
+    causal
+        Causal self-attention in the decoder; ``False`` only for a model
+        trained without the mask (see :meth:`Transformer.decode`).
 
     Returns
     -------
@@ -779,7 +788,7 @@ def greedy_decode(
     ------
     TypeError
         If ``model`` is not a :class:`Transformer`, ``src`` not an integer
-        tensor or an id not an integer.
+        tensor, an id not an integer or ``causal`` not a bool.
     ValueError
         If an id is outside the target vocabulary or ``max_len < 1``.
 
@@ -800,6 +809,7 @@ def greedy_decode(
     start_id = check_int(start_id, "start_id", minimum=0)
     end_id = check_int(end_id, "end_id", minimum=0)
     max_len = check_int(max_len, "max_len", minimum=1)
+    causal = check_bool(causal, "causal")
     for name, token in (("start_id", start_id), ("end_id", end_id)):
         if token >= vocab:
             raise ValueError(
@@ -819,7 +829,7 @@ def greedy_decode(
             done = torch.zeros(B, dtype=torch.bool, device=memory.device)
             for _ in range(max_len):
                 logits = model.decode(
-                    out, memory, memory_mask
+                    out, memory, memory_mask, causal
                 )  # (B, t, V)
                 next_token = logits[:, -1].argmax(dim=-1)  # (B,)
                 next_token = next_token.masked_fill(done, fill)

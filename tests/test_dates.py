@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import functools
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,17 +15,23 @@ from lessons_code.dates import (
     DATE_VOCAB,
     FIRST_DATE,
     FORMATS,
+    FUTURE_FIRST,
+    FUTURE_LAST,
     LAST_DATE,
+    UNSEEN_FORMATS,
     CharVocab,
     DateExperiment,
     date_pairs,
     format_date,
     split_dates,
+    stress_pairs,
     teacher_forcing_step,
     train_date_model,
+    translate,
 )
+from lessons_code.results import ENV_VAR
 from lessons_code.training import seeded, warmup_linear_decay
-from lessons_code.transformer import Transformer
+from lessons_code.transformer import Transformer, greedy_decode
 
 # A model small enough to train a few steps in well under a second.
 TINY = {
@@ -116,6 +123,54 @@ def test_date_pairs() -> None:
         date_pairs([day], styles="long")
     with pytest.raises(TypeError, match=r"date must be a datetime\.date"):
         date_pairs(["1999-03-07"])  # type: ignore[list-item]
+
+
+def test_the_unseen_format_is_never_a_training_format() -> None:
+    assert not set(UNSEEN_FORMATS) & set(FORMATS)
+    day = datetime.date(2026, 11, 30)
+    for style, example in UNSEEN_FORMATS.items():
+        assert format_date(day, style) == example
+    assert date_pairs([day], styles=["british"]) == [("30 november 2026", "2026-11-30")]
+    # every date of the task: no unseen-format text is a training text
+    train, test = split_dates(500, seed=0)
+    training = {source for source, _ in date_pairs(train)}
+    unseen = {source for source, _ in date_pairs(train + test, styles=tuple(UNSEEN_FORMATS))}
+    assert len(unseen) == len(train) + len(test)
+    # May is its own abbreviation: "2 may 1950" is also the short format
+    alike = training & unseen
+    assert alike
+    assert all(" may " in text for text in alike)
+    # stress_pairs leaves those out: none of its unseen-format texts is a training text
+    unseen_case = stress_pairs(500, seed=0)["unseen format"]
+    assert not {source for source, _ in unseen_case} & training
+    trained_texts = {source for source, _ in date_pairs(train + test)}
+    assert not {source for source, _ in unseen_case} & trained_texts
+    assert {target[5:7] for _, target in unseen_case} == {f"{m:02d}" for m in range(1, 13)} - {"05"}
+    # and train_date_model's held-out pairs use the training formats only
+    run = train_date_model(0, **TINY)
+    held = {source for source, _, _ in run.held_out}
+    assert held == {source for source, _ in date_pairs(split_dates(5, seed=0)[1])}
+
+
+def test_stress_pairs() -> None:
+    cases = stress_pairs(40, seed=3)
+    assert list(cases) == ["future years", "unseen format"]
+    future = cases["future years"]
+    assert len(future) == 40 * len(FORMATS)
+    years = {int(target[:4]) for _, target in future}
+    assert min(years) >= FUTURE_FIRST.year > LAST_DATE.year
+    assert max(years) <= FUTURE_LAST.year == 2099
+    dates = sorted({target for _, target in future})
+    assert future == date_pairs([datetime.date.fromisoformat(d) for d in dates])
+    _, held_out = split_dates(40, seed=3)
+    expected = date_pairs([d for d in held_out if d.month != 5], styles=["british"])
+    assert cases["unseen format"] == expected
+    assert stress_pairs(40, seed=3) == cases
+    assert stress_pairs(40, seed=4) != cases
+    with pytest.raises(ValueError, match="num_test_dates must be an integer >= 1"):
+        stress_pairs(0)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        stress_pairs(5, seed=1.0)  # type: ignore[arg-type]
 
 
 # -- vocabulary -----------------------------------------------------------------
@@ -236,6 +291,73 @@ def test_training_result() -> None:
     assert run.train_seconds > 0
     again = pickle.loads(pickle.dumps(run))  # results.stored pickles it
     np.testing.assert_array_equal(again.losses, run.losses)
+
+
+def test_translate_is_greedy_decoding() -> None:
+    run = train_date_model(0, **TINY)
+    sources = [source for source, _, _ in run.held_out]
+    assert translate(run.model, sources) == [output for _, _, output in run.held_out]
+    ids = greedy_decode(
+        run.model,
+        DATE_VOCAB.encode_batch(sources[:3]),
+        start_id=1,
+        end_id=2,
+        max_len=11,
+        causal=False,
+    )
+    unmasked = translate(run.model, sources[:3], causal=False)
+    assert unmasked == [DATE_VOCAB.decode(row) for row in ids]
+    with pytest.raises(TypeError, match="causal must be a bool"):
+        translate(run.model, sources, causal="no")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="texts must hold at least one text"):
+        translate(run.model, [])
+
+
+def test_training_without_the_causal_mask() -> None:
+    masked = train_date_model(0, **TINY)
+    unmasked = train_date_model(0, **TINY, causal=False)
+    assert masked.settings["causal"] is True
+    assert unmasked.settings == {**masked.settings, "causal": False}
+    np.testing.assert_array_equal(unmasked.learning_rates, masked.learning_rates)
+    assert not np.array_equal(unmasked.losses, masked.losses)
+    # the held-out outputs are the unmasked model's greedy decodings, unmasked
+    sources = [source for source, _, _ in unmasked.held_out]
+    assert [o for _, _, o in unmasked.held_out] == translate(unmasked.model, sources, causal=False)
+    with pytest.raises(TypeError, match="causal must be a bool"):
+        train_date_model(0, **TINY, causal=1)  # type: ignore[arg-type]
+
+
+def test_stored_training_reads_back_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    first = train_date_model(1, **TINY)
+    assert len(list(tmp_path.glob("*.pkl"))) == 1
+    second = train_date_model(1, **TINY)  # read back, not trained
+    assert second is not first
+    assert second.train_seconds == first.train_seconds  # the training's own time
+    np.testing.assert_array_equal(second.losses, first.losses)
+    assert second.held_out == first.held_out
+    for name, value in first.model.state_dict().items():
+        assert torch.equal(value, second.model.state_dict()[name]), name
+    assert translate(second.model, ["3/7/1999"]) == translate(first.model, ["3/7/1999"])
+    train_date_model(1, **TINY, causal=False)  # another argument: another result
+    assert len(list(tmp_path.glob("*.pkl"))) == 2
+
+
+def test_teacher_forcing_step_without_the_mask() -> None:
+    model = _tiny_model()
+    optimizer, scheduler = _constant_schedule(model)
+    src, tgt = _batch(["2001-02-03", "2001-02-03"])
+    with torch.no_grad():
+        log_p = model(src, tgt[:, :-1], causal=False).log_softmax(dim=-1)
+    expected = -log_p.gather(-1, tgt[:, 1:, None]).mean()
+    loss = teacher_forcing_step(
+        model, optimizer, scheduler, src, tgt, pad_id=DATE_VOCAB.pad_id, causal=False
+    )
+    assert loss == pytest.approx(float(expected), rel=1e-6)
+    with pytest.raises(TypeError, match="causal must be a bool"):
+        teacher_forcing_step(model, optimizer, scheduler, src, tgt, pad_id=0, causal=None)  # type: ignore[arg-type]
 
 
 def test_training_with_the_papers_schedule() -> None:

@@ -398,6 +398,37 @@ def test_greedy_decode_stops_and_pads_after_the_end_token() -> None:
     assert out.tolist() == [[4, 4, 4], [4, 4, 4]]  # never ends: max_len tokens
 
 
+def test_greedy_decode_without_the_causal_mask() -> None:
+    torch.manual_seed(2)
+    model = Transformer(10, 8, d_model=16, num_heads=4, d_ff=32, pad_id=0).eval()
+    src = torch.tensor([[3, 4, 5, 6], [7, 8, 9, 0]])
+    out = greedy_decode(model, src, start_id=1, end_id=2, max_len=5, causal=False)
+    prefix = torch.ones(2, 1, dtype=torch.long)
+    for step in range(out.shape[1]):  # the decoder runs unmasked at every step
+        nxt = model(src, prefix, causal=False)[:, -1].argmax(-1)
+        finished = (prefix[:, 1:] == 2).any(dim=1)
+        assert torch.equal(out[:, step], torch.where(finished, torch.zeros_like(nxt), nxt))
+        prefix = torch.cat([prefix, out[:, step : step + 1]], dim=1)
+    masked = greedy_decode(model, src, start_id=1, end_id=2, max_len=5)
+    assert not torch.equal(out, masked)  # from the second step on, the mask matters
+    with pytest.raises(TypeError, match="causal must be a bool"):
+        greedy_decode(model, src, start_id=1, end_id=2, max_len=5, causal=0)  # type: ignore[arg-type]
+
+
+def test_greedy_decode_runs_the_decoder_over_every_prefix() -> None:
+    torch.manual_seed(0)
+    model = Transformer(10, 8, d_model=16, num_heads=4, d_ff=32, pad_id=0)
+    lengths: list[int] = []
+    hook = model.decoder.register_forward_pre_hook(
+        lambda module, args: lengths.append(args[0].shape[1])
+    )
+    out = greedy_decode(model, torch.tensor([[3, 4, 5]]), start_id=1, end_id=2, max_len=7)
+    hook.remove()
+    L = out.shape[1]
+    assert lengths == list(range(1, L + 1))  # 1 + 2 + ... + L positions
+    assert sum(lengths) == L * (L + 1) // 2
+
+
 # -- errors ----------------------------------------------------------------------
 
 
