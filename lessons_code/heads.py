@@ -370,7 +370,7 @@ class TwoRelationModel(nn.Module):
         ValueError
             If a shape is wrong or an entry is out of range.
         """
-        tokens, marked = self._check_inputs(tokens, marked)
+        self._check_inputs(tokens, marked)
         return_weights = check_bool(return_weights, "return_weights")
         _, T = tokens.shape  # (B, T)
         positions = torch.arange(T, device=tokens.device)  # (T,)
@@ -391,10 +391,8 @@ class TwoRelationModel(nn.Module):
             return logits, weights
         return logits
 
-    def _check_inputs(
-        self, tokens: object, marked: object
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``tokens`` and ``marked`` checked against the model's sizes."""
+    def _check_inputs(self, tokens: object, marked: object) -> None:
+        """Raise unless ``tokens`` and ``marked`` fit the model's sizes."""
         tokens = _check_index_tensor(
             tokens,
             "tokens",
@@ -416,7 +414,6 @@ class TwoRelationModel(nn.Module):
                 f"marked must hold one position per sequence ({B}), "
                 f"got shape {tuple(marked.shape)}"
             )
-        return tokens, marked
 
 
 def head_focus(
