@@ -374,16 +374,10 @@ class TwoRelationModel(nn.Module):
         return_weights = check_bool(return_weights, "return_weights")
         _, T = tokens.shape  # (B, T)
         positions = torch.arange(T, device=tokens.device)  # (T,)
-        is_marked = (
-            positions == marked[:, None]
-        ).long()  # (B, T), 1 at the mark
-        x = (
-            self.token(tokens)  # (B, T, D)
-            + self.position(
-                positions
-            )  # (T, D), the same for every sequence
-            + self.marker(is_marked)  # (B, T, D)
-        )
+        # 1 at each sequence's marked position, 0 elsewhere: (B, T)
+        is_marked = (positions == marked[:, None]).long()
+        x = self.token(tokens) + self.position(positions)  # (B, T, D)
+        x = x + self.marker(is_marked)  # the marker vector at the mark
         out, weights = self.attention(x, x, x, return_weights=True)
         # out: (B, T, D), weights: (B, H, T, T)
         logits = self.readout(out)  # (B, T, V * V)
