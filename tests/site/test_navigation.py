@@ -98,13 +98,15 @@ def test_exercise_heading_matches_the_count(visit, lesson: str) -> None:
     (class ``self-check``) in a section of their own: they do not count.
     """
     page = visit(lesson).page
+    exercises = "article .exercise:not(.self-check)"
     found = page.evaluate(
-        """() => Array.from(document.querySelectorAll("article section > h2"))
+        """(exercises) => Array.from(document.querySelectorAll("article section > h2"))
              .map((h) => h.textContent.replace("#", "").trim())
              .filter((t) => /^Exercises?$/.test(t))
-             .map((t) => [t, document.querySelectorAll("article .exercise:not(.self-check)").length])"""
+             .map((t) => [t, document.querySelectorAll(exercises).length])""",
+        exercises,
     )
-    count = page.locator("article .exercise:not(.self-check)").count()
+    count = page.locator(exercises).count()
     if count == 0:
         assert found == [], found
         return
