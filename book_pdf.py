@@ -83,7 +83,7 @@ PREPARE_JS = r"""
   appendix.id = "appendix-solutions";
   appendix.className = "pdf-appendix";
   const title = document.createElement("h2");
-  title.textContent = "Appendix: solutions to the exercises";
+  title.textContent = "Appendix: solutions and answers";
   appendix.appendChild(title);
   solutions.forEach((solution, index) => {
     const label = solution.querySelector(".admonition-title");

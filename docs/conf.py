@@ -52,6 +52,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinxcontrib.bibtex",
     "sphinx_exercise",
+    "self_check",
     "sphinx_togglebutton",
     "katex_mathml",
     "listing",

@@ -26,8 +26,9 @@ extension rewrites what no library does:
   object's name as code;
 * directives too: ``{math}`` is ``$$ ... $$`` (tagged with its number),
   ``{listing}`` the package's code as a Python block, ``{figure}`` the image
-  attached to the cell, an exercise a quotation, a tab a bold heading; the
-  solutions move to a "Solutions" section at the end; the gallery's list of
+  attached to the cell, an exercise (or a self-check "Question") a quotation,
+  a tab a bold heading; the solutions (and answers) move to a "Solutions"
+  section at the end; the gallery's list of
   examples (the prose names the web page instead) and the provenance note go.
 
 The notebooks are written to ``_downloads/notebooks/<page>.ipynb`` and zipped
@@ -70,6 +71,7 @@ from myst_nb.core.variables import format_plain_text
 from myst_nb.sphinx_ import NbMetadataCollector
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from reproducible import source_date
+from self_check import SELF_CHECK
 from site_pointers import texts
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
@@ -132,7 +134,8 @@ class _Converter:
         self.std: Any = app.env.get_domain("std")
         self.math: Any = app.env.get_domain("math")
         self.in_solution = False
-        self.exercises: dict[str, str] = {}
+        self.exercises: dict[str, str] = {}  # label -> title
+        self.kinds: dict[str, str] = {}  # label -> "Exercise" or "Question" (a self-check)
         self.attachments: dict[str, dict[str, str]] = {}
 
     # -- roles -------------------------------------------------------------
@@ -280,9 +283,11 @@ class _Converter:
             text = f"![{alt}](attachment:{path.name})\n\n{lead}{self.inline(body)}"
             return [(self.in_solution, text)]
         if name in ("exercise", "exercise-start"):
-            title = argument or "Exercise"
+            kind = "Question" if SELF_CHECK in str(options.get("class", "")).split() else "Exercise"
+            title = argument or kind
             self.exercises[options.get("label", "")] = title
-            head = f"> **Exercise: {self.inline(title)}**" if argument else "> **Exercise**"
+            self.kinds[options.get("label", "")] = kind
+            head = f"> **{kind}: {self.inline(title)}**" if argument else f"> **{kind}**"
             if name == "exercise-start":
                 return [(self.in_solution, head)]
             inner = self.markdown(body)
@@ -292,8 +297,10 @@ class _Converter:
             return []
         if name == "solution-start":
             self.in_solution = True
-            title = self.exercises.get(argument, "Exercise")
-            heading = f"### Solution: {title}" if title != "Exercise" else "### Solution"
+            kind = self.kinds.get(argument, "Exercise")
+            title = self.exercises.get(argument, kind)
+            word = "Answer" if kind == "Question" else "Solution"
+            heading = f"### {word}: {title}" if title != kind else f"### {word}"
             return [(True, heading)]
         if name == "solution-end":
             self.in_solution = False

@@ -183,7 +183,7 @@ def test_pdf_outline_has_every_lesson_and_the_appendix(book: Book) -> None:
     """A bookmark per lesson (its title, spaces and all), the glossary, bibliography, appendix."""
     titles = _outline_titles(book.reader)
     wanted = [_headings(page, 1)[0] for page in _lessons()]
-    wanted += ["Glossary", "Bibliography", "Appendix: solutions to the exercises"]
+    wanted += ["Glossary", "Bibliography", "Appendix: solutions and answers"]
     missing = [title for title in wanted if title not in titles]
     assert not missing, f"no bookmark for {missing}"
     solutions = [title for title in titles if "Solution to Exercise" in title]
