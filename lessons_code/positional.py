@@ -17,7 +17,7 @@ two functions below compute the same table in two algebraically equal ways, one
 in PyTorch and one in NumPy, so that a test can check them against each other.
 
 A shift of every position by ``k`` turns each pair of columns by the angle
-``k`` times its frequency: ``PE[pos + k] = R_k @ PE[pos]`` for every ``pos``,
+``k`` times its frequency: ``PE[pos + k] = PE[pos] @ R_k`` for every ``pos``,
 where :func:`shift_rotation` builds the block-diagonal matrix ``R_k``.
 """
 
@@ -157,8 +157,9 @@ def shift_rotation(offset: float, d_model: int) -> np.ndarray:
     pair at position :math:`p + k` from the pair at :math:`p` by a rotation
     through the angle :math:`k\omega_i`, whatever :math:`p` is. The returned
     matrix holds these :math:`2 \times 2` rotations on its diagonal, so that
-    ``shift_rotation(k, D) @ pe[p]`` equals ``pe[p + k]`` for the table
-    ``pe = positional_encoding_numpy(T, D)``.
+    the row ``pe[p] @ shift_rotation(k, D)`` equals ``pe[p + k]`` for the
+    table ``pe = positional_encoding_numpy(T, D)`` (rows are vectors, as in
+    the rest of the package).
 
     Parameters
     ----------
@@ -173,7 +174,7 @@ def shift_rotation(offset: float, d_model: int) -> np.ndarray:
     -------
     numpy.ndarray
         A float64 orthogonal matrix with :math:`2 \times 2` blocks
-        ``[[cos a, sin a], [-sin a, cos a]]``, ``a = offset * w_i``, on its
+        ``[[cos a, -sin a], [sin a, cos a]]``, ``a = offset * w_i``, on its
         diagonal and zeros elsewhere.
 
     Shape
@@ -193,7 +194,7 @@ def shift_rotation(offset: float, d_model: int) -> np.ndarray:
     >>> rotation = shift_rotation(3, 8)
     >>> rotation.shape
     (8, 8)
-    >>> bool(np.allclose(rotation @ pe[2], pe[5]))
+    >>> bool(np.allclose(pe[2] @ rotation, pe[5]))
     True
     >>> bool(np.allclose(shift_rotation(-3, 8), rotation.T))  # back is the inverse
     True
@@ -213,11 +214,11 @@ def shift_rotation(offset: float, d_model: int) -> np.ndarray:
 
     sines = np.arange(0, d_model, 2)  # (D/2,): the sine columns 2i
     cosines = sines + 1  # (D/2,): the cosine columns 2i + 1
-    rotation = np.zeros((d_model, d_model))  # (D, D)
-    # sin(p + k) = sin(p) cos(k) + cos(p) sin(k), per frequency
+    rotation = np.zeros((d_model, d_model))  # (D, D), acting on rows
+    # column 2i of the result: sin(p + k) = sin(p) cos(k) + cos(p) sin(k)
     rotation[sines, sines] = cos
-    rotation[sines, cosines] = sin
-    # cos(p + k) = cos(p) cos(k) - sin(p) sin(k), per frequency
-    rotation[cosines, sines] = -sin
+    rotation[cosines, sines] = sin
+    # column 2i + 1: cos(p + k) = -sin(p) sin(k) + cos(p) cos(k)
+    rotation[sines, cosines] = -sin
     rotation[cosines, cosines] = cos
     return rotation

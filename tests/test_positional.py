@@ -130,24 +130,24 @@ def test_rotation_moves_every_position(d_model: int) -> None:
     for k in (-59, -7, -1, 0, 1, 3, 30, 59):
         rotation = shift_rotation(k, d_model)
         for p in range(max(0, -k), min(60, 60 - k)):
-            np.testing.assert_allclose(rotation @ pe[p], pe[p + k], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(pe[p] @ rotation, pe[p + k], rtol=0, atol=1e-12)
 
 
 def test_rotation_moves_the_float32_table() -> None:
     pe = positional_encoding(40, 16)  # float32
     rotation = torch.from_numpy(shift_rotation(5, 16)).float()
-    torch.testing.assert_close(pe[:-5] @ rotation.T, pe[5:])
+    torch.testing.assert_close(pe[:-5] @ rotation, pe[5:])
 
 
 def test_rotation_against_the_formula() -> None:
-    # Block i is [[cos a, sin a], [-sin a, cos a]], a = k / 10000**(2i/D); zeros elsewhere.
+    # Block i is [[cos a, -sin a], [sin a, cos a]], a = k / 10000**(2i/D); zeros elsewhere.
     k, d_model = 2.5, 6
     expected = np.zeros((6, 6))
     for i in range(3):
         a = k / 10000 ** (2 * i / d_model)
         expected[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
-            [math.cos(a), math.sin(a)],
-            [-math.sin(a), math.cos(a)],
+            [math.cos(a), -math.sin(a)],
+            [math.sin(a), math.cos(a)],
         ]
     np.testing.assert_allclose(shift_rotation(k, d_model), expected, rtol=0, atol=1e-15)
 
@@ -187,20 +187,18 @@ def test_projected_scores_tell_ahead_from_behind() -> None:
     rng = np.random.default_rng(1)
     w_q, w_k = rng.standard_normal((2, 16, 4))
     scores = (pe @ w_q) @ (pe @ w_k).T  # (T, T)
-    m = w_q @ w_k.T
     p = 50
     differences = []
     for k in range(1, 20):
         rotation = shift_rotation(k, 16)
-        antisymmetric = (rotation - rotation.T) / 2
         difference = scores[p, p + k] - scores[p, p - k]
-        assert np.isclose(difference, 2 * pe[p] @ m @ antisymmetric @ pe[p])
+        assert np.isclose(difference, pe[p] @ w_q @ w_k.T @ (rotation.T - rotation) @ pe[p])
         differences.append(abs(difference))
     assert max(differences) > 0.1
-    # With M a multiple of the identity, M A_k is antisymmetric: no difference.
+    # With W_q W_k^T a multiple of the identity the form is symmetric: no difference.
     scaled = (pe @ (2 * np.eye(16))) @ (pe @ (3 * np.eye(16))).T
     assert all(abs(scaled[p, p + k] - scaled[p, p - k]) <= 1e-9 for k in range(1, 20))
-    # Tied projections W_Q = W_K give a symmetric M, which is not enough.
+    # Tied projections W_q = W_k give a symmetric W_q W_k^T, which is not enough.
     tied = (pe @ w_q) @ (pe @ w_q).T
     assert max(abs(tied[p, p + k] - tied[p, p - k]) for k in range(1, 20)) > 0.1
 
