@@ -10,7 +10,9 @@ small MLP. Self-attention without positional encoding is permutation
 equivariant and the mean is permutation invariant, so without positional
 encoding the classifier sees only *which* vectors occur, never their order:
 it cannot beat chance. Adding the sinusoidal encoding to the input first
-fixes that.
+fixes that. With ``pos_kind="learned"`` the model adds learned position
+vectors instead, rows of a trained table (an ``nn.Embedding``), so that the
+two kinds can be compared on sequences longer than those of training.
 
 The settings the book's positional-encoding lesson uses: ``T = 8``, ``D = 16``, noise 0.1,
 400 training and 150 test sequences generated with NumPy ``default_rng(3)``
@@ -55,6 +57,28 @@ __all__ = [
 
 #: Seed of the NumPy generator that draws A, B and both data sets.
 DATA_SEED = 3
+
+#: The kinds of position vectors :class:`OrderClassifier` can add.
+POS_KINDS = ("sinusoidal", "learned")
+
+
+def _check_pos_kind(pos_kind: object, use_pos_enc: bool) -> str:
+    """``pos_kind`` if it names one of :data:`POS_KINDS` that fits ``use_pos_enc``."""
+    if not isinstance(pos_kind, str):
+        raise TypeError(
+            f"pos_kind must be one of {POS_KINDS}, got {pos_kind!r} of type "
+            f"{type(pos_kind).__name__}"
+        )
+    if pos_kind not in POS_KINDS:
+        raise ValueError(
+            f"pos_kind must be one of {POS_KINDS}, got {pos_kind!r}"
+        )
+    if pos_kind == "learned" and not use_pos_enc:
+        raise ValueError(
+            "pos_kind='learned' needs use_pos_enc=True (without it no position "
+            "vectors are added)"
+        )
+    return pos_kind
 
 
 def make_order_dataset(
@@ -284,9 +308,14 @@ def make_order_splits(
 class OrderClassifier(nn.Module):
     """Self-attention -> mean over positions -> ``Linear(D, 16)`` -> ReLU -> ``Linear(16, 1)``.
 
-    With ``use_pos_enc`` the sinusoidal positional encoding
-    (:func:`lessons_code.positional.positional_encoding`) is added to the
-    input first; without it the model cannot see the order of its input.
+    With ``use_pos_enc`` position vectors are added to the input first;
+    without them the model cannot see the order of its input. They are the
+    sinusoidal positional encoding
+    (:func:`lessons_code.positional.positional_encoding`) by default, or,
+    with ``pos_kind="learned"``, the first ``T`` rows of a trained table of
+    ``max_len`` rows (``positions``, an ``nn.Embedding`` drawn from a
+    standard normal), which only takes sequences of up to ``max_len``
+    positions.
 
     Parameters
     ----------
@@ -297,11 +326,25 @@ class OrderClassifier(nn.Module):
     hidden
         Width of the hidden layer of the classifier head.
     use_pos_enc
-        Add the sinusoidal positional encoding to the input.
+        Add position vectors to the input.
+    pos_kind
+        Which ones: ``"sinusoidal"`` (the fixed encoding) or ``"learned"``
+        (a trained table; needs ``use_pos_enc=True``).
+    max_len
+        Rows of the learned table: the longest sequence a learned model
+        takes (unused by the sinusoidal encoding).
+
+    Attributes
+    ----------
+    positions : torch.nn.Embedding or None
+        The learned table, ``(max_len, D)``; ``None`` unless ``pos_kind`` is
+        ``"learned"``. It is built after every other layer, so a seed gives
+        the attention and the classifier the same initial weights with
+        either kind.
 
     Shape
     -----
-    - Input: ``(B, T, D)``.
+    - Input: ``(B, T, D)``, with ``T <= max_len`` for learned positions.
     - Output: ``(B,)``, one logit per sequence (positive means "A before B").
 
     where ``B`` is the batch size, ``T`` the sequence length and ``D`` the width.
@@ -309,15 +352,21 @@ class OrderClassifier(nn.Module):
     Raises
     ------
     TypeError
-        If a size is not an integer or ``use_pos_enc`` not a bool.
+        If a size is not an integer, ``use_pos_enc`` not a bool or
+        ``pos_kind`` not a string.
     ValueError
-        If a size is smaller than 1 or ``num_heads`` does not divide ``d_model``.
+        If a size is smaller than 1, ``num_heads`` does not divide
+        ``d_model``, ``pos_kind`` is not one of the two kinds, or it is
+        ``"learned"`` without ``use_pos_enc``.
 
     Examples
     --------
     >>> model = OrderClassifier(d_model=16, use_pos_enc=True)
     >>> model(torch.randn(10, 8, 16)).shape
     torch.Size([10])
+    >>> learned = OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=32)
+    >>> learned.positions.weight.shape, learned(torch.randn(10, 32, 16)).shape
+    (torch.Size([32, 16]), torch.Size([10]))
     """
 
     def __init__(
@@ -326,16 +375,25 @@ class OrderClassifier(nn.Module):
         num_heads: int = 4,
         hidden: int = 16,
         use_pos_enc: bool = False,
+        *,
+        pos_kind: str = "sinusoidal",
+        max_len: int = 32,
     ) -> None:
         super().__init__()
         hidden = check_int(hidden, "hidden", minimum=1)
         use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
+        pos_kind = _check_pos_kind(pos_kind, use_pos_enc)
+        max_len = check_int(max_len, "max_len", minimum=1)
         self.use_pos_enc = use_pos_enc
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.d_model = self.attention.d_model
         self.head = nn.Sequential(
             nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, 1)
         )
+        # learned positions: one trained vector per position, (max_len, D)
+        self.positions: nn.Embedding | None = None
+        if pos_kind == "learned":
+            self.positions = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return one logit per sequence.
@@ -355,12 +413,11 @@ class OrderClassifier(nn.Module):
         TypeError
             If ``x`` is not a floating-point tensor of the parameters' dtype.
         ValueError
-            If ``x`` is not ``(B, T, D)``.
+            If ``x`` is not ``(B, T, D)``, or has more positions than a
+            learned table has rows.
         """
         x = self._check_input(x)
-        _, T, D = x.shape  # (B, T, D)
-        if self.use_pos_enc:
-            x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
+        x = self._add_positions(x)  # (B, T, D)
         h = self.attention(x, x, x)  # (B, T, D)
         # (B, D): the order of the positions is lost here
         pooled = h.mean(dim=1)
@@ -375,14 +432,33 @@ class OrderClassifier(nn.Module):
             like=self.attention.out_proj.weight,
             like_name="the module's parameters",
         )
+        if (
+            self.positions is not None
+            and x.shape[1] > self.positions.num_embeddings
+        ):
+            raise ValueError(
+                f"x must have at most {self.positions.num_embeddings} positions "
+                f"(the rows of the learned table), got {x.shape[1]}"
+            )
         return x
+
+    def _add_positions(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` plus the model's position vectors, if it uses any."""
+        _, T, D = x.shape  # (B, T, D)
+        if not self.use_pos_enc:
+            return x
+        if self.positions is None:
+            # the fixed sinusoidal table: (B, T, D) + (T, D)
+            return x + positional_encoding(T, D).to(x)
+        # the first T rows of the learned table: (B, T, D) + (T, D)
+        return x + self.positions.weight[:T]
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
         """Return the per-head attention weights of the model's attention layer for ``x``.
 
         The same computation as the first steps of :meth:`forward` (the
-        encoding is added first if the model uses it), stopped at the
-        attention weights. Call it under ``torch.no_grad()`` to look at them.
+        position vectors are added first if the model uses them), stopped at
+        the attention weights. Call it under ``torch.no_grad()`` to look at them.
 
         Parameters
         ----------
@@ -410,7 +486,8 @@ class OrderClassifier(nn.Module):
         TypeError
             If ``x`` is not a floating-point tensor of the parameters' dtype.
         ValueError
-            If ``x`` is not ``(B, T, D)``.
+            If ``x`` is not ``(B, T, D)``, or has more positions than a
+            learned table has rows.
 
         Examples
         --------
@@ -424,9 +501,7 @@ class OrderClassifier(nn.Module):
         True
         """
         x = self._check_input(x)
-        _, T, D = x.shape  # (B, T, D)
-        if self.use_pos_enc:
-            x = x + positional_encoding(T, D).to(x)  # (B, T, D) + (T, D)
+        x = self._add_positions(x)  # (B, T, D)
         # (B, H, T, T)
         _, weights = self.attention(x, x, x, return_weights=True)
         return weights
@@ -453,6 +528,9 @@ class OrderRun:
     model_state
         The trained model's ``state_dict``, on the CPU;
         :meth:`trained_model` rebuilds the model from it.
+    pos_kind
+        The kind of position vectors added, ``"sinusoidal"`` or
+        ``"learned"`` (see :class:`OrderClassifier`).
     """
 
     use_pos_enc: bool
@@ -465,6 +543,7 @@ class OrderRun:
     model_state: dict[str, torch.Tensor] = field(
         repr=False, compare=False
     )
+    pos_kind: str = "sinusoidal"
 
     def trained_model(self) -> OrderClassifier:
         """Rebuild the trained :class:`OrderClassifier` of this run, in eval mode.
@@ -473,8 +552,9 @@ class OrderRun:
         -------
         OrderClassifier
             A new model on the CPU holding a copy of the trained weights
-            (``use_pos_enc`` as in the run), so it gives the run's test
-            predictions again without training.
+            (``use_pos_enc``, ``pos_kind`` and a learned table's rows as in
+            the run), so it gives the run's test predictions again without
+            training.
 
         Raises
         ------
@@ -497,8 +577,12 @@ class OrderRun:
             )
         # Linear(D, hidden): (hidden, D)
         d_model = self.model_state["head.0.weight"].shape[1]
+        table = self.model_state.get("positions.weight")  # (max_len, D)
         model = OrderClassifier(
-            d_model=d_model, use_pos_enc=self.use_pos_enc
+            d_model=d_model,
+            use_pos_enc=self.use_pos_enc,
+            pos_kind=self.pos_kind,
+            max_len=32 if table is None else table.shape[0],
         )
         model.load_state_dict(self.model_state)
         return model.eval()
@@ -512,6 +596,8 @@ def run_order_experiment(
     epochs: int = 300,
     lr: float = 0.01,
     device: torch.device | str | None = None,
+    pos_kind: str = "sinusoidal",
+    max_len: int = 32,
 ) -> OrderRun:
     """Train an :class:`OrderClassifier` on the order task and evaluate it.
 
@@ -527,7 +613,7 @@ def run_order_experiment(
     Parameters
     ----------
     use_pos_enc
-        Add the sinusoidal positional encoding to the input.
+        Add position vectors to the input.
     seed
         Seed for the model's initial weights.
     seq_len
@@ -538,6 +624,13 @@ def run_order_experiment(
         Adam's learning rate.
     device
         Where to train (default: the CPU).
+    pos_kind
+        ``"sinusoidal"`` (the fixed encoding) or ``"learned"`` (a trained
+        table of ``max_len`` rows, of which training reaches only the first
+        ``seq_len``); see :class:`OrderClassifier`.
+    max_len
+        Rows of the learned table, at least ``seq_len`` (unused by the
+        sinusoidal encoding).
 
     Returns
     -------
@@ -554,13 +647,18 @@ def run_order_experiment(
     TypeError
         If an argument has the wrong type.
     ValueError
-        If ``seq_len < 2``, ``epochs < 1``, ``lr <= 0`` or ``seed < 0``.
+        If ``seq_len < 2``, ``epochs < 1``, ``lr <= 0`` or ``seed < 0``,
+        ``pos_kind`` is not a kind :class:`OrderClassifier` knows, or a
+        learned table has fewer than ``seq_len`` rows.
 
     Examples
     --------
     >>> run = run_order_experiment(use_pos_enc=True, seed=0, epochs=5)
     >>> len(run.losses), 0.0 <= run.test_accuracy <= 1.0
     (5, True)
+    >>> learned = run_order_experiment(True, 0, epochs=5, pos_kind="learned")
+    >>> learned.pos_kind, learned.trained_model().positions.weight.shape
+    ('learned', torch.Size([32, 16]))
     """
     use_pos_enc = check_bool(use_pos_enc, "use_pos_enc")
     seed = check_int(seed, "seed", minimum=0)
@@ -568,6 +666,13 @@ def run_order_experiment(
     epochs = check_int(epochs, "epochs", minimum=1)
     lr = check_real(lr, "lr", strict=True)
     device = check_device(device, "device")
+    pos_kind = _check_pos_kind(pos_kind, use_pos_enc)
+    max_len = check_int(max_len, "max_len", minimum=1)
+    if pos_kind == "learned" and max_len < seq_len:
+        raise ValueError(
+            f"max_len must be at least seq_len ({seq_len}) for learned "
+            f"positions, got {max_len}"
+        )
 
     data = make_order_splits(seq_len).to(device)
     x_train, y_train = data.x_train, data.y_train
@@ -575,7 +680,12 @@ def run_order_experiment(
     d_model = x_train.shape[-1]
     model = seeded(
         seed,
-        lambda: OrderClassifier(d_model=d_model, use_pos_enc=use_pos_enc),
+        lambda: OrderClassifier(
+            d_model=d_model,
+            use_pos_enc=use_pos_enc,
+            pos_kind=pos_kind,
+            max_len=max_len,
+        ),
     )
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -608,6 +718,7 @@ def run_order_experiment(
             name: t.detach().cpu().clone()
             for name, t in model.state_dict().items()
         },
+        pos_kind=pos_kind,
     )
 
 

@@ -19,6 +19,7 @@ from lessons_code.order_task import (
     train_and_evaluate,
 )
 from lessons_code.positional import positional_encoding
+from lessons_code.training import seeded
 
 A, B = torch.full((4,), 5.0), torch.full((4,), -5.0)
 
@@ -290,3 +291,101 @@ def test_order_data_to_moves_every_tensor_and_keeps_the_values() -> None:
         assert torch.equal(getattr(again, field.name), getattr(data, field.name))
     with pytest.raises(TypeError, match="device must be None"):
         data.to(0)  # type: ignore[arg-type]
+
+
+# -- learned positions and longer test sequences -----------------------------------
+
+
+def test_longer_splits_share_the_markers_of_training() -> None:
+    train = make_order_splits(8)
+    for seq_len in (16, 32):
+        longer = make_order_splits(seq_len, n_test=300)
+        assert torch.equal(longer.vec_a, train.vec_a)
+        assert torch.equal(longer.vec_b, train.vec_b)
+        assert longer.x_test.shape == (300, seq_len, 16)
+        pos_a, pos_b = (
+            positions_of(longer.x_test, train.vec_a),
+            positions_of(longer.x_test, train.vec_b),
+        )
+        torch.testing.assert_close(longer.y_test, (pos_a < pos_b).float())
+        assert int(pos_a.max()) >= 8 or int(pos_b.max()) >= 8  # markers beyond the trained range
+
+
+def test_learned_positions_shapes_and_table() -> None:
+    torch.manual_seed(0)
+    model = OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=12)
+    assert model.positions is not None
+    assert model.positions.weight.shape == (12, 16)
+    for seq_len in (2, 8, 12):
+        assert model(torch.randn(3, seq_len, 16)).shape == (3,)
+        with torch.no_grad():
+            weights = model.attention_weights(torch.randn(3, seq_len, 16))
+        assert weights.shape == (3, 4, seq_len, seq_len)
+    assert OrderClassifier(use_pos_enc=True).positions is None
+    assert "positions.weight" not in OrderClassifier(use_pos_enc=True).state_dict()
+
+
+def test_learned_positions_add_the_first_rows_of_the_table() -> None:
+    torch.manual_seed(0)
+    model = OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=10).double()
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    table = model.positions.weight  # type: ignore[union-attr]
+    with torch.no_grad():
+        ours = model.attention_weights(x)
+        model.use_pos_enc = False  # the same attention on the input plus rows 0-5
+        model.positions = None
+        by_hand = model.attention_weights(x + table[:6])
+    torch.testing.assert_close(ours, by_hand)
+
+
+def test_learned_and_sinusoidal_share_the_initial_weights() -> None:
+    sinusoidal = seeded(2, lambda: OrderClassifier(use_pos_enc=True))
+    learned = seeded(2, lambda: OrderClassifier(use_pos_enc=True, pos_kind="learned"))
+    for name, tensor in sinusoidal.state_dict().items():
+        assert torch.equal(tensor, learned.state_dict()[name]), name
+
+
+def test_learned_positions_errors() -> None:
+    with pytest.raises(ValueError, match="pos_kind must be one of"):
+        OrderClassifier(use_pos_enc=True, pos_kind="rotary")
+    with pytest.raises(TypeError, match=r"pos_kind must be one of .* of type int"):
+        OrderClassifier(use_pos_enc=True, pos_kind=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pos_kind='learned' needs use_pos_enc=True"):
+        OrderClassifier(pos_kind="learned")
+    with pytest.raises(ValueError, match="max_len must be an integer >= 1, got 0"):
+        OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=0)
+    model = OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=8)
+    with pytest.raises(ValueError, match=r"x must have at most 8 positions .*got 9"):
+        model(torch.randn(2, 9, 16))
+    with pytest.raises(ValueError, match=r"x must have at most 8 positions"):
+        model.attention_weights(torch.randn(2, 9, 16))
+    with pytest.raises(ValueError, match=r"max_len must be at least seq_len \(8\).*got 4"):
+        run_order_experiment(True, 0, pos_kind="learned", max_len=4)
+    with pytest.raises(ValueError, match="pos_kind='learned' needs use_pos_enc=True"):
+        run_order_experiment(False, 0, pos_kind="learned")
+    # The sinusoidal encoding takes any length, whatever max_len says.
+    assert OrderClassifier(use_pos_enc=True, max_len=4)(torch.randn(1, 9, 16)).shape == (1,)
+
+
+def test_training_leaves_the_unused_rows_of_the_table_alone() -> None:
+    run = run_order_experiment(True, 1, epochs=10, pos_kind="learned", max_len=20)
+    assert run.pos_kind == "learned"
+    start = seeded(1, lambda: OrderClassifier(use_pos_enc=True, pos_kind="learned", max_len=20))
+    trained = run.model_state["positions.weight"]  # (20, 16)
+    assert torch.equal(trained[8:], start.positions.weight[8:])  # type: ignore[union-attr]
+    assert not torch.equal(trained[:8], start.positions.weight[:8])  # type: ignore[union-attr]
+    model = run.trained_model()
+    assert model.positions is not None
+    assert model.positions.num_embeddings == 20
+    data = make_order_splits()
+    with torch.no_grad():
+        accuracy = ((model(data.x_test) > 0).float() == data.y_test).float().mean().item()
+    assert accuracy == run.test_accuracy
+    assert model(make_order_splits(20, n_train=1, n_test=3).x_test).shape == (3,)
+
+
+def test_default_runs_are_sinusoidal() -> None:
+    run = run_order_experiment(True, 0, epochs=2)
+    assert run.pos_kind == "sinusoidal"
+    assert "positions.weight" not in run.model_state
+    assert run.trained_model().positions is None

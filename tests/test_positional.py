@@ -10,7 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessons_code.positional import positional_encoding, positional_encoding_numpy
+from lessons_code.positional import (
+    positional_encoding,
+    positional_encoding_numpy,
+    shift_rotation,
+)
 
 SIZES = [(1, 1), (1, 2), (5, 3), (20, 16), (50, 32), (7, 9), (128, 64)]
 
@@ -115,3 +119,107 @@ def test_property_dot_product_depends_only_on_offset(
     pe = positional_encoding_numpy(max(starts) + offset + 1, d_model)
     dots = [float(pe[p] @ pe[p + offset]) for p in starts]
     np.testing.assert_allclose(dots, dots[0], rtol=0, atol=1e-9)
+
+
+# -- a shift is a rotation -------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_model", [2, 8, 32, 64])
+def test_rotation_moves_every_position(d_model: int) -> None:
+    pe = positional_encoding_numpy(60, d_model)
+    for k in (-59, -7, -1, 0, 1, 3, 30, 59):
+        rotation = shift_rotation(k, d_model)
+        for p in range(max(0, -k), min(60, 60 - k)):
+            np.testing.assert_allclose(pe[p] @ rotation, pe[p + k], rtol=0, atol=1e-12)
+
+
+def test_rotation_moves_the_float32_table() -> None:
+    pe = positional_encoding(40, 16)  # float32
+    rotation = torch.from_numpy(shift_rotation(5, 16)).float()
+    torch.testing.assert_close(pe[:-5] @ rotation, pe[5:])
+
+
+def test_rotation_against_the_formula() -> None:
+    # Block i is [[cos a, -sin a], [sin a, cos a]], a = k / 10000**(2i/D); zeros elsewhere.
+    k, d_model = 2.5, 6
+    expected = np.zeros((6, 6))
+    for i in range(3):
+        a = k / 10000 ** (2 * i / d_model)
+        expected[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
+            [math.cos(a), -math.sin(a)],
+            [math.sin(a), math.cos(a)],
+        ]
+    np.testing.assert_allclose(shift_rotation(k, d_model), expected, rtol=0, atol=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    d_model=st.integers(min_value=1, max_value=32).map(lambda d: 2 * d),
+    a=st.floats(min_value=-100, max_value=100),
+    b=st.floats(min_value=-100, max_value=100),
+)
+def test_property_rotations_are_orthogonal_invert_and_add(d_model: int, a: float, b: float) -> None:
+    r_a, r_b = shift_rotation(a, d_model), shift_rotation(b, d_model)
+    assert r_a.dtype == np.float64
+    assert r_a.shape == (d_model, d_model)
+    np.testing.assert_allclose(r_a.T @ r_a, np.eye(d_model), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(shift_rotation(-a, d_model), r_a.T, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r_a @ r_b, shift_rotation(a + b, d_model), rtol=0, atol=1e-10)
+    assert np.isclose(np.linalg.det(r_a), 1.0)
+
+
+def test_zero_shift_is_the_identity() -> None:
+    np.testing.assert_array_equal(shift_rotation(0, 10), np.eye(10))
+
+
+def test_dot_product_is_symmetric_in_the_offset() -> None:
+    pe = positional_encoding_numpy(120, 32)
+    for p in (40, 55, 60):
+        for k in range(1, 40):
+            assert abs(pe[p] @ pe[p + k] - pe[p] @ pe[p - k]) <= 1e-12
+            # and it is the sum of cos(k w_i) over the pairs
+            freqs = 10000.0 ** (-np.arange(0, 32, 2) / 32)
+            assert abs(pe[p] @ pe[p + k] - np.cos(k * freqs).sum()) <= 1e-12
+
+
+def test_projected_scores_tell_ahead_from_behind() -> None:
+    pe = positional_encoding_numpy(100, 16)
+    rng = np.random.default_rng(1)
+    w_q, w_k = rng.standard_normal((2, 16, 4))
+    scores = (pe @ w_q) @ (pe @ w_k).T  # (T, T)
+    p = 50
+    differences = []
+    for k in range(1, 20):
+        rotation = shift_rotation(k, 16)
+        difference = scores[p, p + k] - scores[p, p - k]
+        assert np.isclose(difference, pe[p] @ w_q @ w_k.T @ (rotation.T - rotation) @ pe[p])
+        differences.append(abs(difference))
+    assert max(differences) > 0.1
+    # With W_q W_k^T a multiple of the identity the form is symmetric: no difference.
+    scaled = (pe @ (2 * np.eye(16))) @ (pe @ (3 * np.eye(16))).T
+    assert all(abs(scaled[p, p + k] - scaled[p, p - k]) <= 1e-9 for k in range(1, 20))
+    # Tied projections W_q = W_k give a symmetric W_q W_k^T, which is not enough.
+    tied = (pe @ w_q) @ (pe @ w_q).T
+    assert max(abs(tied[p, p + k] - tied[p, p - k]) for k in range(1, 20)) > 0.1
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((1, 7), ValueError, r"d_model must be even \(pairs of sine and cosine columns\), got 7"),
+        ((1, 0), ValueError, "d_model must be an integer >= 2, got 0"),
+        ((1, 2.0), TypeError, "d_model must be an integer"),
+        ((float("nan"), 4), ValueError, "offset must be a finite real number"),
+        ((float("inf"), 4), ValueError, "offset must be a finite real number"),
+        (("3", 4), TypeError, "offset must be a real number"),
+        ((True, 4), TypeError, "offset must be a real number"),
+        ((None, 4), TypeError, "offset must be a real number"),
+    ],
+)
+def test_shift_rotation_errors(args, error, match) -> None:
+    with pytest.raises(error, match=match):
+        shift_rotation(*args)
+
+
+def test_shift_rotation_accepts_numpy_numbers() -> None:
+    np.testing.assert_array_equal(shift_rotation(np.int64(3), np.int32(4)), shift_rotation(3, 4))
