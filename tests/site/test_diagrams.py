@@ -11,8 +11,9 @@ and at the default 1280 px wide viewport it is not scaled down, so its
 smallest text (12 px in the file) stays at least 12 px on screen; at 390 px
 (a phone) it shrinks to the column but stays at least 9 px, as test_figures.py
 asks of the drawn figures.
-Every SVG file in ``docs/figures/`` is on the list, and the one picture that
-draws numbers (the soft look-up) draws a softmax of its scores.
+Every SVG file in ``docs/figures/`` is on the list, and the pictures that
+draw numbers draw them right: the soft look-up a softmax of its scores, and the
+shift of the positional encoding its pairs' angles.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ DIAGRAMS = [
     ("multihead_attention.html", "fig-head-split", "head_split_shapes.svg"),
     ("encoder_block.html", "fig-encoder-norms", "encoder_block_norms.svg"),
     ("encoder_block.html", "fig-encoder-decoder", "encoder_decoder.svg"),
+    ("positional_encoding.html", "fig-pe-rotation", "pe_rotation.svg"),
 ]
 IDS = [figure for _, figure, _ in DIAGRAMS]
 
@@ -227,3 +229,62 @@ def test_qkv_lookup_draws_a_softmax_of_its_scores() -> None:
     widths = [float(e.get("stroke-width", 0)) for e in lines]
     ratios = [width / weight for width, weight in zip(widths, weights, strict=True)]
     assert max(ratios) / min(ratios) == pytest.approx(1.0, abs=0.05)
+
+
+#: pe_rotation.svg: D, the column pair of each circle, the positions drawn, p and k.
+PE_WIDTH = 32
+PE_PAIRS = {"fast": 0, "slow": 2}
+PE_POSITIONS = 5
+PE_P, PE_K = 1, 2
+
+
+def _pe_omega(pair: int) -> float:
+    """The frequency of column pair ``pair``, as the page defines it."""
+    return float(10000.0 ** (-2 * pair / PE_WIDTH))
+
+
+def _clockwise_from_top(x: float, y: float, cx: float, cy: float) -> float:
+    """The angle of (x, y) about (cx, cy): sine across, cosine up (SVG y runs down)."""
+    return math.atan2(x - cx, cy - y) % (2 * math.pi)
+
+
+def _same_angle(a: float, b: float) -> bool:
+    return abs((a - b + math.pi) % (2 * math.pi) - math.pi) < 0.01
+
+
+def test_pe_rotation_draws_each_pair_at_its_angles() -> None:
+    """Position p sits at the angle p omega_i, and the arrow turns from p to p + k.
+
+    Each circle is a column pair (sin, cos) drawn with sine across and cosine
+    up, so position p is at the angle p omega_i clockwise from the top; the
+    arc arrow starts at p and ends at p + k; the labels give omega_i and the
+    turn k omega_i to two decimals.
+    """
+    root = ET.fromstring((DOCS / "figures" / "pe_rotation.svg").read_bytes())
+    groups = {e.get("class"): e for e in root.iter(f"{SVG}g")}
+    labels = "".join(root.itertext())
+    for cls, pair in PE_PAIRS.items():
+        omega = _pe_omega(pair)
+        group = groups[cls]
+        circles = list(group.iter(f"{SVG}circle"))
+        unit = next(c for c in circles if c.get("class") == "unit")
+        cx, cy, r = (float(unit.get(key, 0)) for key in ("cx", "cy", "r"))
+        dots = [c for c in circles if c.get("class") in ("pt", "pk")]
+        assert len(dots) == PE_POSITIONS
+        for p, dot in enumerate(dots):
+            x, y = float(dot.get("cx", 0)), float(dot.get("cy", 0))
+            assert math.hypot(x - cx, y - cy) == pytest.approx(r, abs=0.05)
+            assert _same_angle(_clockwise_from_top(x, y, cx, cy), p * omega), (cls, p)
+        highlighted = [p for p, dot in enumerate(dots) if dot.get("class") == "pk"]
+        assert highlighted == [PE_P, PE_P + PE_K]
+        arc = next(e for e in group.iter(f"{SVG}path") if e.get("class") == "turn")
+        numbers = [float(v) for v in re.findall(r"-?[\d.]+", arc.get("d", ""))]
+        start, end = (numbers[0], numbers[1]), (numbers[-2], numbers[-1])
+        assert _same_angle(_clockwise_from_top(*start, cx, cy), PE_P * omega)
+        assert _same_angle(_clockwise_from_top(*end, cx, cy), (PE_P + PE_K) * omega)
+        assert arc.get("d", "").count(" 0 1 ") == 1, "the arc must turn clockwise"
+        shown_omega = "1" if omega == 1 else f"{omega:.2f}"
+        assert re.search(rf"pair {pair}: ω{pair} [=≈] {re.escape(shown_omega)}\b", labels)
+        turn = PE_K * omega
+        shown_turn = f"{turn:.0f}" if turn == round(turn) else f"{turn:.2f}"
+        assert f"turns {shown_turn} rad for k = {PE_K}" in labels
