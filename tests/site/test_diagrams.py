@@ -12,8 +12,9 @@ smallest text (12 px in the file) stays at least 12 px on screen; at 390 px
 (a phone) it shrinks to the column but stays at least 9 px, as test_figures.py
 asks of the drawn figures.
 Every SVG file in ``docs/figures/`` is on the list, and the pictures that
-draw numbers draw them right: the soft look-up a softmax of its scores, and the
-shift of the positional encoding its pairs' angles.
+draw numbers draw them right: the soft look-up a softmax of its scores, the
+shift of the positional encoding its pairs' angles, the cost of greedy
+decoding its triangle.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ DIAGRAMS = [
     ("encoder_block.html", "fig-encoder-norms", "encoder_block_norms.svg"),
     ("encoder_block.html", "fig-encoder-decoder", "encoder_decoder.svg"),
     ("positional_encoding.html", "fig-pe-rotation", "pe_rotation.svg"),
+    ("translation.html", "fig-greedy-cost", "greedy_decoding_cost.svg"),
 ]
 IDS = [figure for _, figure, _ in DIAGRAMS]
 
@@ -288,3 +290,23 @@ def test_pe_rotation_draws_each_pair_at_its_angles() -> None:
         turn = PE_K * omega
         shown_turn = f"{turn:.0f}" if turn == round(turn) else f"{turn:.2f}"
         assert f"turns {shown_turn} rad for k = {PE_K}" in labels
+
+
+def test_greedy_decoding_cost_draws_the_triangle() -> None:
+    """Row s has s cells, the last one new; the totals are L(L + 1)/2 and L."""
+    root = ET.fromstring((DOCS / "figures" / "greedy_decoding_cost.svg").read_bytes())
+    cells = [e for e in root.iter(f"{SVG}rect") if e.get("class") in ("old", "new")]
+    rows: dict[float, list[ET.Element]] = {}
+    for cell in cells:  # the legend's swatch is class "new key", no cell
+        rows.setdefault(float(cell.get("y", 0)), []).append(cell)
+    length = len(rows)
+    assert length >= 4
+    for s, y in enumerate(sorted(rows), start=1):
+        row = sorted(rows[y], key=lambda cell: float(cell.get("x", 0)))
+        assert [cell.get("class") for cell in row] == ["old"] * (s - 1) + ["new"], f"row {s}"
+    texts = ["".join(e.itertext()) for e in root.iter(f"{SVG}text")]
+    assert f"an output of L = {length} tokens; one row per decoder run" in texts
+    total = texts.index("all cells, L(L + 1)/2")
+    assert texts[total + 1] == str(length * (length + 1) // 2)
+    cached = next(i for i, text in enumerate(texts) if text.startswith("new cells"))
+    assert texts[cached + 1] == str(length)
