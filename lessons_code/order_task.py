@@ -314,8 +314,10 @@ class OrderClassifier(nn.Module):
     (:func:`lessons_code.positional.positional_encoding`) by default, or,
     with ``pos_kind="learned"``, the first ``T`` rows of a trained table of
     ``max_len`` rows (``positions``, an ``nn.Embedding`` drawn from a
-    standard normal), which only takes sequences of up to ``max_len``
-    positions.
+    standard normal; ``None`` for the sinusoidal kind), which only takes
+    sequences of up to ``max_len`` positions. The table is built after every
+    other layer, so a seed gives the attention and the classifier the same
+    initial weights with either kind.
 
     Parameters
     ----------
@@ -333,14 +335,6 @@ class OrderClassifier(nn.Module):
     max_len
         Rows of the learned table: the longest sequence a learned model
         takes (unused by the sinusoidal encoding).
-
-    Attributes
-    ----------
-    positions : torch.nn.Embedding or None
-        The learned table, ``(max_len, D)``; ``None`` unless ``pos_kind`` is
-        ``"learned"``. It is built after every other layer, so a seed gives
-        the attention and the classifier the same initial weights with
-        either kind.
 
     Shape
     -----

@@ -206,7 +206,7 @@ def shift_rotation(offset: float, d_model: int) -> np.ndarray:
             f"d_model must be even (pairs of sine and cosine columns), got {d_model}"
         )
 
-    # (D/2,): the values 2i, and the frequency w_i of column pair (2i, 2i + 1)
+    # (D/2,): the values 2i, and w_i, the frequency of columns 2i, 2i + 1
     even_dims = np.arange(0, d_model, 2, dtype=np.float64)
     inv_freq = np.exp(-np.log(10000.0) * even_dims / d_model)
     angles = offset * inv_freq  # (D/2,): k w_i
