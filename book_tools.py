@@ -23,6 +23,7 @@ import gzip
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,8 @@ class Settings:
     chromium: tuple[str, ...]
     chromium_args: tuple[str, ...]
     build_env: Mapping[str, str]
+    #: Each lock file's name (``locks/NAME.txt``) and the extras it holds.
+    locks: Mapping[str, tuple[str, ...]]
 
 
 @functools.cache
@@ -74,7 +77,39 @@ def settings(root: Path = ROOT) -> Settings:
         chromium=tuple(book["chromium"]),
         chromium_args=tuple(book["chromium-args"]),
         build_env=dict(book["build-env"]),
+        locks={name: tuple(extras) for name, extras in book["locks"].items()},
     )
+
+
+#: The lock files of the environments nox installs (``nox -s lock`` writes them).
+LOCKS = ROOT / "locks"
+#: Installed first, pinned, by every nox session, and never in a lock file:
+#: a lock resolved on the package index would pin a CUDA build's packages.
+UNLOCKED = "torch"
+
+
+def requirement_name(requirement: str) -> str:
+    """Return the normalized name (PEP 503) of a requirement such as ``"Sphinx>=8,<10"``."""
+    name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    if name is None:
+        raise ValueError(f"requirement: no package name at the start of {requirement!r}")
+    return re.sub(r"[-_.]+", "-", name.group(1)).lower()
+
+
+def lock_input(name: str, root: Path = ROOT) -> list[str]:
+    """Return what ``locks/NAME.txt`` pins: the project's dependencies and the lock's extras.
+
+    The requirements of ``pyproject.toml``, in its order, each once, without
+    :data:`UNLOCKED` (torch).
+    """
+    locks = settings(root).locks
+    if name not in locks:
+        raise ValueError(f"name: no lock {name!r} in [tool.book.locks] (there are {sorted(locks)})")
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    project = tomllib.loads(text)["project"]
+    extras = project["optional-dependencies"]
+    wanted = [*project["dependencies"], *(r for extra in locks[name] for r in extras[extra])]
+    return [r for r in dict.fromkeys(wanted) if requirement_name(r) != UNLOCKED]
 
 
 def build_folder(docs: Path) -> Path:

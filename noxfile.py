@@ -2,7 +2,10 @@
 
 Every session installs ``torch==2.13.0`` first, explicitly: the project's own
 requirement is a range, and an unpinned install would pull a multi-GB CUDA
-build where a CPU wheel is all the book needs.
+build where a CPU wheel is all the book needs. Everything else comes from a
+lock file, ``locks/NAME.txt`` (every version pinned; ``nox -s lock`` writes
+them from ``pyproject.toml``, see ``[tool.book.locks]``), and the project
+itself is installed without its dependencies, so pip resolves nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +28,14 @@ import book_tools  # noqa: E402
 
 DOCS, HTML = book_tools.DOCS, book_tools.HTML
 TORCH = "torch==2.13.0"
-PROJECT = nox.project.load_toml(ROOT / "pyproject.toml")["project"]
-EXTRAS = PROJECT["optional-dependencies"]
+# The lock files: their names and extras ([tool.book.locks] in pyproject.toml).
+LOCKS = book_tools.LOCKS
+LOCKED = book_tools.settings().locks
+# The resolver that writes them (`nox -s lock`), pinned: the same inputs
+# then give the same files, in the same format.
+UV = "uv==0.13.9"
+# Every lock holds what any Python from 3.11 on needs, on any platform.
+LOCK_PYTHON = "3.11"
 AXE_CORE = "axe-core@4.14.1"
 # For the bench's page figures; 12.x is the last line that runs on Node 18/20.
 LIGHTHOUSE = "lighthouse@12.8.2"
@@ -36,11 +45,16 @@ PYTHON: str | None = None
 BUILD_ENV = book_tools.BUILD_ENV
 
 
-def _install(session: nox.Session, *extras: str) -> None:
-    """Install torch first (pinned), then the project with ``extras``."""
+def _install(session: nox.Session, lock: str, *, project: bool = True) -> None:
+    """Install torch first (pinned), then ``locks/<lock>.txt``, then the project.
+
+    The project (editable) without its dependencies: the lock holds them all,
+    torch aside, so nothing but the locked versions gets installed.
+    """
     session.install(TORCH)
-    spec = f".[{','.join(extras)}]" if extras else "."
-    session.install("-e", spec)
+    session.install("-r", str(LOCKS / f"{lock}.txt"))
+    if project:
+        session.install("--no-deps", "-e", ".")
 
 
 @nox.session(python=PYTHON)
@@ -58,7 +72,7 @@ def site(session: nox.Session) -> None:
     Not part of the cold-build budget: printing the PDF takes a browser and
     about half a minute more. ``nox -s docs`` stays the one-command build.
     """
-    _install(session, "docs", "test")  # Playwright and pypdf are in `test`
+    _install(session, "tests")  # Playwright and pypdf are in `test`
     session.run("python", "book_tools.py", "build", *session.posargs)
     session.run("python", "book_pdf.py")
     session.log(f"The site, with its PDF, is in {HTML}.")
@@ -72,14 +86,14 @@ def pdf(session: nox.Session) -> None:
     (in an appendix) on one HTML page, printed by headless Chromium. Run
     after ``nox -s docs``: the pages' saved outputs are reused, nothing runs.
     """
-    _install(session, "docs", "test")  # Playwright and pypdf are in `test`
+    _install(session, "tests")  # Playwright and pypdf are in `test`
     session.run("python", "book_pdf.py")
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Run the whole test suite: package, site build, and the site in headless Chromium."""
-    _install(session, "docs", "test")
+    _install(session, "tests")
     _install_axe(session)
     session.run("pytest", *session.posargs, env=BUILD_ENV)
 
@@ -89,10 +103,11 @@ def quick(session: nox.Session) -> None:
     """The quick loop: package tests, docstring examples and the extensions' unit tests.
 
     No site and nothing marked slow: tests/ext builds tiny books with Sphinx
-    (hence the ``docs`` extra), one extension at a time, and executes no notebook.
-    ``nox -R -s quick`` skips the install step once the environment exists.
+    (the ``tests`` lock has the ``docs`` extra), one extension at a time, and
+    executes no notebook. ``nox -R -s quick`` skips the install step once the
+    environment exists.
     """
-    _install(session, "examples", "test", "docs")
+    _install(session, "tests")
     session.run("pytest", "--ignore=tests/site", "-m", "not slow", *session.posargs, env=BUILD_ENV)
 
 
@@ -104,10 +119,10 @@ def _install_axe(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """Check style and formatting with ruff, and types with mypy (strict; see pyproject.toml)."""
-    # One pip call: the linters (the `lint` extra) and what mypy reads the
-    # types of -- the package's dependencies and the `docs` extra (Sphinx,
-    # Matplotlib). The package itself is not installed: mypy reads its source.
-    session.install(*EXTRAS["lint"], TORCH, *PROJECT["dependencies"], *EXTRAS["docs"])
+    # The linters (the `lint` extra) and what mypy reads the types of -- the
+    # package's dependencies and the `docs` extra (Sphinx, Matplotlib): the
+    # `lint` lock. The package itself is not installed: mypy reads its source.
+    _install(session, "lint", project=False)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
@@ -116,8 +131,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def serve(session: nox.Session) -> None:
     """Live preview: rebuild on every change and reload the browser (sphinx-autobuild)."""
-    _install(session, "docs")
-    session.install("sphinx-autobuild>=2024.10")
+    _install(session, "serve")  # the `docs` lock and sphinx-autobuild (the `serve` extra)
     session.run(
         "sphinx-autobuild",
         "--watch",
@@ -144,7 +158,7 @@ def bench(session: nox.Session) -> None:
     prints their held-out accuracy and training time
     (benchmarks/capstone_bench.py, about a minute).
     """
-    _install(session, "docs", "test")
+    _install(session, "tests")
     _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")
     session.run("python", str(ROOT / "benchmarks" / "build_bench.py"), *session.posargs)
     if "--pages-only" not in session.posargs:
@@ -169,6 +183,62 @@ def _install_npm(session: nox.Session, folder: str, spec: str, package: str) -> 
         spec,
         external=True,
     )
+
+
+@nox.session(python=PYTHON, default=False)
+def lock(session: nox.Session) -> None:
+    """Resolve the lock files, locks/NAME.txt, anew from pyproject.toml's ranges.
+
+    uv resolves for every Python from 3.11 on, on Linux, macOS and Windows
+    (``--universal``), with the newest versions the ranges allow; a package
+    that needs a version of its own on some platform is pinned once for each,
+    under an environment marker. Where one version serves every Python, that
+    one is pinned (``--fork-strategy fewest``), not the newest for each: the
+    book is then built by the same Sphinx on 3.11 as on 3.14 (a new Python
+    that an old pin has no wheel for is a reason to run this again). The
+    extras of all the locks are resolved together first, and each lock keeps
+    that resolution's versions: a package has one version in every session.
+    Torch is in no lock (see :func:`_install`). Arguments go to ``uv pip
+    compile``, e.g. ``nox -s lock -- --exclude-newer 2026-06-01``.
+    """
+    session.install(UV)
+    compile_ = ["uv", "pip", "compile", "--universal", "--python-version", LOCK_PYTHON]
+    compile_ += ["--fork-strategy", "fewest", "--no-header", "--quiet", *session.posargs]
+    # The inputs, written from pyproject.toml, and uv's outputs, in a scratch
+    # folder of the session's; uv runs there and names them without a path.
+    scratch = Path(session.create_tmp()).resolve() / "locks"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    inputs = {name: book_tools.lock_input(name) for name in LOCKED}
+    union = "_all"  # every lock's requirements together (not a lock of its own)
+    inputs[union] = list(dict.fromkeys(r for name in LOCKED for r in inputs[name]))
+    for name, requirements in inputs.items():
+        (scratch / f"{name}.in").write_text("\n".join(requirements) + "\n", encoding="utf-8")
+    session.chdir(scratch)
+    session.run(*compile_, "--upgrade", f"{union}.in", "-o", f"{union}.txt")
+    for name, extras in LOCKED.items():
+        # uv keeps the versions of the file it writes over where it can: each
+        # lock starts as the union's resolution, and keeps its versions.
+        shutil.copyfile(scratch / f"{union}.txt", scratch / f"{name}.txt")
+        session.run(*compile_, f"{name}.in", "-o", f"{name}.txt")
+        # What the scratch input asked for, pyproject.toml asked for.
+        body = (scratch / f"{name}.txt").read_text(encoding="utf-8")
+        body = body.replace(f"-r {name}.in", "pyproject.toml")
+        header = (
+            f"# The `{name}` environment: the project's dependencies without torch, and\n"
+            f"# the extras {', '.join(extras)}. Written by `nox -s lock` from pyproject.toml\n"
+            f"# ({UV}: --universal --python-version {LOCK_PYTHON} --fork-strategy fewest);\n"
+            "# do not edit.\n"
+        )
+        LOCKS.mkdir(exist_ok=True)
+        (LOCKS / f"{name}.txt").write_text(header + body, encoding="utf-8")
+    session.chdir(ROOT)
+    for path in sorted(set(LOCKS.glob("*.txt")) - {LOCKS / f"{name}.txt" for name in LOCKED}):
+        session.warn(f"removed {path.relative_to(ROOT)}: not a lock of [tool.book.locks]")
+        path.unlink()
+    if shutil.which("git"):
+        session.run("git", "status", "--short", "--", str(LOCKS), external=True)
+        session.run("git", "diff", "--stat", "--", str(LOCKS), external=True)
 
 
 @nox.session(python=PYTHON)
