@@ -190,20 +190,18 @@ def lock(session: nox.Session) -> None:
     """Resolve the lock files, locks/NAME.txt, anew from pyproject.toml's ranges.
 
     uv resolves for every Python from 3.11 on, on Linux, macOS and Windows
-    (``--universal``), with the newest versions the ranges allow; a package
-    that needs a version of its own on some platform is pinned once for each,
-    under an environment marker. Where one version serves every Python, that
-    one is pinned (``--fork-strategy fewest``), not the newest for each: the
-    book is then built by the same Sphinx on 3.11 as on 3.14 (a new Python
-    that an old pin has no wheel for is a reason to run this again). The
-    extras of all the locks are resolved together first, and each lock keeps
-    that resolution's versions: a package has one version in every session.
+    (``--universal``), with the newest versions the ranges allow for each
+    Python: where those differ (a release that needs a newer Python, a
+    package only Windows needs), the lock pins each under an environment
+    marker. The extras of all the locks are resolved together first, and each
+    lock keeps that resolution's versions: on one Python, a package has one
+    version in every session.
     Torch is in no lock (see :func:`_install`). Arguments go to ``uv pip
     compile``, e.g. ``nox -s lock -- --exclude-newer 2026-06-01``.
     """
     session.install(UV)
     compile_ = ["uv", "pip", "compile", "--universal", "--python-version", LOCK_PYTHON]
-    compile_ += ["--fork-strategy", "fewest", "--no-header", "--quiet", *session.posargs]
+    compile_ += ["--no-header", "--quiet", *session.posargs]
     # The inputs, written from pyproject.toml, and uv's outputs, in a scratch
     # folder of the session's; uv runs there and names them without a path.
     scratch = Path(session.create_tmp()).resolve() / "locks"
@@ -227,8 +225,7 @@ def lock(session: nox.Session) -> None:
         header = (
             f"# The `{name}` environment: the project's dependencies without torch, and\n"
             f"# the extras {', '.join(extras)}. Written by `nox -s lock` from pyproject.toml\n"
-            f"# ({UV}: --universal --python-version {LOCK_PYTHON} --fork-strategy fewest);\n"
-            "# do not edit.\n"
+            f"# ({UV}: --universal --python-version {LOCK_PYTHON}); do not edit.\n"
         )
         LOCKS.mkdir(exist_ok=True)
         (LOCKS / f"{name}.txt").write_text(header + body, encoding="utf-8")
