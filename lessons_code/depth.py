@@ -131,7 +131,9 @@ class DeepOrderClassifier(nn.Module):
             like_name="the module's parameters",
         )
         T, D = x.shape[1:]
-        x = x + positional_encoding(T, D).to(x)  # (B, T, D)
+        x = x + positional_encoding(
+            T, D, dtype=x.dtype, device=x.device
+        )  # (B, T, D)
         h = self.encoder(x)  # (B, T, D)
         return self.head(h.mean(dim=1)).squeeze(-1)  # (B,)
 

@@ -443,7 +443,9 @@ class OrderClassifier(nn.Module):
             return x
         if self.positions is None:
             # the fixed sinusoidal table: (B, T, D) + (T, D)
-            return x + positional_encoding(T, D).to(x)
+            return x + positional_encoding(
+                T, D, dtype=x.dtype, device=x.device
+            )
         # the first T rows of the learned table: (B, T, D) + (T, D)
         return x + self.positions.weight[:T]
 

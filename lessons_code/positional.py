@@ -37,8 +37,18 @@ __all__ = [
 ]
 
 
-def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
+def positional_encoding(
+    num_positions: int,
+    d_model: int,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     """Sinusoidal positional encoding in PyTorch, written in the power form.
+
+    The formula is evaluated in float64 and rounded once, to ``dtype``: a
+    float64 model gets the formula's float64 value, not a float32 table
+    widened afterwards.
 
     Parameters
     ----------
@@ -60,7 +70,8 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     Raises
     ------
     TypeError
-        If a size is not an integer.
+        If a size is not an integer or ``dtype`` is not a floating-point
+        ``torch.dtype``.
     ValueError
         If a size is smaller than 1.
 
@@ -71,12 +82,18 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     torch.Size([50, 32])
     >>> float(pe[0, 1])  # cos(0)
     1.0
+    >>> positional_encoding(50, 32, dtype=torch.float64).dtype
+    torch.float64
     """
     num_positions = check_int(num_positions, "num_positions", minimum=1)
     d_model = check_int(d_model, "d_model", minimum=1)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(
+            f"dtype must be a floating-point torch.dtype, got {dtype!r}"
+        )
 
-    # The computation runs in float64 and is rounded once at the end, so
-    # the table is the correctly rounded float32 value of the formula.
+    # The computation runs in float64 (on the CPU, which every PyTorch
+    # build can do in float64) and is rounded once at the end, to dtype.
     positions = torch.arange(num_positions, dtype=torch.float64)  # (T,)
     positions = positions.unsqueeze(1)  # (T, 1)
     # (D,): i for columns 2i, 2i+1
@@ -87,7 +104,7 @@ def positional_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     pe = torch.empty_like(angles)  # (T, D)
     pe[:, 0::2] = torch.sin(angles[:, 0::2])  # even columns: sine
     pe[:, 1::2] = torch.cos(angles[:, 1::2])  # odd columns: cosine
-    return pe.to(torch.float32)
+    return pe.to(device=device, dtype=dtype)
 
 
 def positional_encoding_numpy(

@@ -21,6 +21,7 @@ the book's convention), so that no query ever attends to a padding key.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import cast
@@ -170,8 +171,6 @@ class TokenEmbedding(nn.Module):
     torch.Size([1, 3, 16])
     """
 
-    pe: torch.Tensor
-
     def __init__(
         self,
         vocab_size: int,
@@ -190,11 +189,6 @@ class TokenEmbedding(nn.Module):
         self.d_model = d_model
         self.embedding = nn.Embedding(vocab_size, d_model)
         nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
-        # (max_len, D); a buffer follows the module's dtype and device
-        # but is not saved with its weights (it is a fixed function)
-        self.register_buffer(
-            "pe", positional_encoding(max_len, d_model), persistent=False
-        )
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -209,8 +203,26 @@ class TokenEmbedding(nn.Module):
             )
         x = self.embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
         if self.positional:
-            x = x + self.pe[:T]  # (T, D) broadcasts over the batch
+            # (T, D) broadcasts over the batch; the table is computed in
+            # the embedding's own dtype, so a float64 model adds the float64
+            # encoding (it is a fixed function, not a weight: no state)
+            x = (
+                x
+                + _encoding_table(
+                    self.max_len, self.d_model, x.dtype, x.device
+                )[:T]
+            )
         return self.dropout(x)  # (B, T, D)
+
+
+@functools.lru_cache(maxsize=16)
+def _encoding_table(
+    max_len: int, d_model: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """Return the positional encoding for ``max_len`` positions (made once per dtype, device)."""
+    return positional_encoding(
+        max_len, d_model, dtype=dtype, device=device
+    )
 
 
 def _check_dropout(dropout: object) -> None:

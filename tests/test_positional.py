@@ -60,6 +60,23 @@ def test_dtypes_and_shapes() -> None:
     assert positional_encoding_numpy(20, 16).shape == (20, 16)
 
 
+def test_float64_table_is_the_float64_formula() -> None:
+    # Asked for float64, the table is the formula's float64 value (the two
+    # forms of the formula differ by rounding alone), not a float32 table
+    # widened: that one is up to half a float32 ulp (3e-8) off.
+    exact = positional_encoding(64, 32, dtype=torch.float64).numpy()
+    assert np.abs(exact - positional_encoding_numpy(64, 32)).max() <= 1e-13
+    widened = positional_encoding(64, 32).double().numpy()
+    assert np.abs(widened - positional_encoding_numpy(64, 32)).max() > 1e-9
+    # every dtype is one rounding of the float64 table
+    half = positional_encoding(64, 32, dtype=torch.bfloat16)
+    assert torch.equal(half, torch.from_numpy(exact).to(torch.bfloat16))
+    with pytest.raises(TypeError, match=r"dtype must be a floating-point torch\.dtype"):
+        positional_encoding(4, 4, dtype=torch.int64)
+    with pytest.raises(TypeError, match=r"dtype must be a floating-point torch\.dtype"):
+        positional_encoding(4, 4, dtype="float64")  # type: ignore[arg-type]
+
+
 def test_odd_width_ends_with_a_sine() -> None:
     pe = positional_encoding_numpy(10, 5)
     last = np.sin(np.arange(10) / 10000 ** (4 / 5))  # column 4 = 2i with i = 2

@@ -15,7 +15,7 @@ from torch import nn
 
 from lessons_code.attention import causal_mask
 from lessons_code.blocks import Decoder, DecoderBlock
-from lessons_code.positional import positional_encoding
+from lessons_code.positional import positional_encoding, positional_encoding_numpy
 from lessons_code.transformer import (
     TokenEmbedding,
     Transformer,
@@ -70,11 +70,16 @@ def reference_logits(
     pad_id: int | None,
     causal: bool,
 ) -> torch.Tensor:
-    """PyTorch's logits, with PyTorch's masks (True = masked out)."""
+    """PyTorch's logits, with PyTorch's masks (True = masked out).
+
+    The encoding is the NumPy float64 table (the exp-log form, written
+    independently of the package's torch version), rounded once to the
+    model's dtype: a float64 model is compared with the float64 formula.
+    """
     d_model = model.d_model
     S, T = src.shape[1], tgt.shape[1]
     dtype = output.weight.dtype
-    pe = positional_encoding(max(S, T), d_model).to(dtype)
+    pe = torch.from_numpy(positional_encoding_numpy(max(S, T), d_model)).to(dtype)
     x_src = src_embedding(src) * math.sqrt(d_model) + pe[:S]
     x_tgt = tgt_embedding(tgt) * math.sqrt(d_model) + pe[:T]
     masks: dict[str, torch.Tensor] = {}
@@ -321,8 +326,11 @@ def test_token_embedding_is_scaled_and_positioned() -> None:
     torch.manual_seed(0)
     embed = TokenEmbedding(12, 16, max_len=10).double()
     tokens = torch.tensor([[3, 3, 5]])
-    expected = embed.embedding(tokens) * 4.0 + positional_encoding(3, 16).double()
-    torch.testing.assert_close(embed(tokens), expected)
+    expected = embed.embedding(tokens) * 4.0 + positional_encoding(3, 16, dtype=torch.float64)
+    torch.testing.assert_close(embed(tokens), expected, rtol=0.0, atol=0.0)
+    # the float64 table is the formula's float64 value, not a widened float32 one
+    widened = embed.embedding(tokens) * 4.0 + positional_encoding(3, 16).double()
+    assert float((embed(tokens) - widened).detach().abs().max()) > 1e-9
     assert "pe" not in embed.state_dict()  # a fixed function, not a weight
     # the scaled table has entries of about unit size, like the encoding
     assert 0.8 < float((embed.embedding.weight.detach() * 4.0).std()) < 1.2
