@@ -10,6 +10,7 @@ itself is installed without its dependencies, so pip resolves nothing.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -36,6 +37,17 @@ LOCKED = book_tools.settings().locks
 UV = "uv==0.13.9"
 # Every lock holds what any Python from 3.11 on needs, on any platform.
 LOCK_PYTHON = "3.11"
+# Where every locked version must install from a wheel, never from source
+# (a maintainer without a C compiler, a stock Windows, a new CPython): `nox
+# -s lock` checks each of these platforms with each of these Pythons.
+WHEEL_PLATFORMS = (
+    "x86_64-manylinux_2_28",
+    "aarch64-manylinux_2_28",
+    "x86_64-apple-darwin",
+    "aarch64-apple-darwin",
+    "x86_64-pc-windows-msvc",
+)
+WHEEL_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 AXE_CORE = "axe-core@4.14.1"
 # For the bench's page figures; 12.x is the last line that runs on Node 18/20.
 LIGHTHOUSE = "lighthouse@12.8.2"
@@ -229,6 +241,31 @@ def lock(session: nox.Session) -> None:
         )
         LOCKS.mkdir(exist_ok=True)
         (LOCKS / f"{name}.txt").write_text(header + body, encoding="utf-8")
+    # Every pin installs from a wheel everywhere: uv resolves the union's pins
+    # for each platform and Python with building from source forbidden, and
+    # names the package that has no wheel there.
+    for platform in WHEEL_PLATFORMS:
+        for python in WHEEL_PYTHONS:
+            session.run(
+                "uv",
+                "pip",
+                "compile",
+                "--quiet",
+                "--no-header",
+                "--only-binary",
+                ":all:",
+                "--python-platform",
+                platform,
+                "--python-version",
+                python,
+                f"{union}.txt",
+                "-o",
+                os.devnull,
+            )
+    session.log(
+        f"every locked version has a wheel on {len(WHEEL_PLATFORMS)} platforms "
+        f"x CPython {', '.join(WHEEL_PYTHONS)}"
+    )
     session.chdir(ROOT)
     for path in sorted(set(LOCKS.glob("*.txt")) - {LOCKS / f"{name}.txt" for name in LOCKED}):
         session.warn(f"removed {path.relative_to(ROOT)}: not a lock of [tool.book.locks]")
