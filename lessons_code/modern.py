@@ -879,14 +879,6 @@ class KVCache:
     device
         Device of the keys and values (default: the CPU).
 
-    Attributes
-    ----------
-    keys, values : list of torch.Tensor
-        One ``(B, H_kv, T_max, d_head)`` tensor per layer; positions from
-        ``length`` on are not filled yet.
-    length : int
-        Number of filled positions.
-
     Shape
     -----
     Each layer's keys and values: ``(B, H_kv, T_max, d_head)``.
@@ -898,6 +890,14 @@ class KVCache:
         ``torch.dtype``.
     ValueError
         If a size is smaller than 1.
+
+    Attributes
+    ----------
+    keys, values : list of torch.Tensor
+        One ``(B, H_kv, T_max, d_head)`` tensor per layer; positions from
+        ``length`` on are not filled yet.
+    length : int
+        Number of filled positions.
 
     Examples
     --------
@@ -1466,6 +1466,10 @@ class DecoderOnlyLM(nn.Module):
             )
         self.positions = positions
         self.tie_weights = check_bool(tie_weights, "tie_weights")
+        d_model = check_int(d_model, "d_model", minimum=1)
+        num_heads = check_int(num_heads, "num_heads", minimum=1)
+        num_kv_heads = check_int(num_kv_heads, "num_kv_heads", minimum=1)
+        _check_heads(d_model, num_heads, num_kv_heads)
         self.embedding = nn.Embedding(self.vocab_size, d_model)
         self.blocks = nn.ModuleList(
             ModernBlock(
@@ -1482,9 +1486,9 @@ class DecoderOnlyLM(nn.Module):
         self.output = nn.Linear(d_model, self.vocab_size, bias=False)
         if self.tie_weights:
             self.output.weight = self.embedding.weight
-        self.d_model = self.final_norm.d_model
+        self.d_model = d_model
         self.num_kv_heads = num_kv_heads
-        self.d_head = self.d_model // num_heads
+        self.d_head = d_model // num_heads
 
     def forward(
         self,
@@ -1655,9 +1659,11 @@ def next_token_distribution(
        first one on a tie);
     2. top-k: only the ``top_k`` most likely tokens keep their probability;
     3. top-p (nucleus): only the smallest set of most likely tokens whose
-       probabilities sum to at least ``top_p`` keeps its probability;
+       probabilities (after step 2) sum to at least ``top_p`` keeps its
+       probability;
 
-    and what is kept is renormalised to sum to 1.
+    and what is kept after each filter is renormalised to sum to 1, so
+    the kept tokens keep their ratios.
 
     Parameters
     ----------

@@ -734,6 +734,10 @@ def test_module_and_rope_errors() -> None:
         apply_rope(randn(1, 4, 7), cos, sin)
     with pytest.raises(ValueError, match="heads of even width"):
         interleave_rope_rows(randn(12, 3), num_heads=4)
+    with pytest.raises(TypeError, match="d_model must be an integer >= 1"):
+        DecoderOnlyLM(10, 8.0, 1, 2, 1, 8, 16)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_heads must divide d_model"):
+        DecoderOnlyLM(10, 10, 1, 4, 1, 8, 16)
     with pytest.raises(ValueError, match="positions must be one of"):
         DecoderOnlyLM(10, 8, 1, 2, 1, 8, 16, positions="alibi")
 
