@@ -229,12 +229,15 @@ _STRAY = frozenset("&{}#^_$")
 #: ``\operatorname*``, whose operator latex2mathml marks ``movablelimits``.
 _WITH_LIMITS = frozenset({"max", "min", "lim", "sup", "inf"})
 #: TeX's ordinary symbols that latex2mathml writes as operators (to it all of
-#: U+2190-U+21FF and U+2200-U+22FF are): as ``<mo>`` they would get an
-#: operator's spacing, ``W^\top`` a gap before the T.
+#: U+2190-U+21FF and U+2200-U+22FF are, and the period and slash): as ``<mo>``
+#: they would get an operator's spacing, ``D / H`` and ``-\infty`` gaps that
+#: TeX does not put there.
 ORDINARY = frozenset(
     "\N{PARTIAL DIFFERENTIAL}\N{INFINITY}\N{NABLA}\N{DOWN TACK}\N{UP TACK}"
-    "\N{EMPTY SET}\N{FOR ALL}\N{THERE EXISTS}"
+    "\N{EMPTY SET}\N{FOR ALL}\N{THERE EXISTS}./"
 )
+_OPENING = frozenset("([{|\N{DOUBLE VERTICAL LINE}")
+_CLOSING = frozenset(")]}|\N{DOUBLE VERTICAL LINE}")
 _NAME = re.compile(r"[A-Za-z][A-Za-z\N{THIN SPACE}]*[A-Za-z]")
 _FUNCTION_APPLICATION = "\N{FUNCTION APPLICATION}"
 _THIN = 0.1667  # em: TeX's \, and the space between an operator name and an atom
@@ -399,11 +402,30 @@ def _spaced_from_name(element: Element) -> bool:
     return True
 
 
+def _spaced_before_name(element: Element) -> bool:
+    """Whether TeX puts a thin space between ``element`` and an operator name after it.
+
+    It does after an atom (``D^{-1/2} \\min``) or a closing bracket; not after
+    an operator, a relation or an opening bracket, which bring their own.
+    """
+    if element.tag == "mo":
+        closing = element.get("form") == "postfix" or element.get("stretchy") == "false"
+        return closing and (element.text or "") in _CLOSING
+    if element.tag == "mi":
+        return bool(element.text)  # not the empty one latex2mathml opens a column with
+    if element.tag == "mrow" and len(element):
+        return _spaced_before_name(element[-1])
+    if element.tag in _SCRIPTED and len(element):
+        return _spaced_before_name(element[0])
+    return True
+
+
 def _apply_functions(math: Element, names: set[Element]) -> None:
     """An invisible function application after every operator name that has an argument.
 
     It carries TeX's thin space before an atom; spaces written right after the
     name (``\\max\\!\\left(``) are added to it, as TeX adds a kern to its glue.
+    A name after an atom gets TeX's thin space before it too.
     """
     for parent in list(math.iter()):
         if parent.tag not in _ROWS:
@@ -435,10 +457,9 @@ def _apply_functions(math: Element, names: set[Element]) -> None:
                 for space in spaces:
                     parent.remove(space)
             parent.insert(list(parent).index(child) + 1, apply)
-
-
-_OPENING = frozenset("([{|\N{DOUBLE VERTICAL LINE}")
-_CLOSING = frozenset(")]}|\N{DOUBLE VERTICAL LINE}")
+            before = [e for e in children[:index] if _em(e) is None]
+            if before and _spaced_before_name(before[-1]):
+                parent.insert(list(parent).index(child), Element("mspace", width=f"{_THIN}em"))
 
 
 def _matrix_fences(math: Element) -> None:

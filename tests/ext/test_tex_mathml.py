@@ -161,6 +161,13 @@ def test_an_operator_name_is_spaced_from_an_atom_not_from_a_bracket() -> None:
     assert f"<msub><mi>LN</mi><mn>1</mn></msub><mo>{FUNCTION_APPLICATION}</mo>" in subscripted
 
 
+def test_an_operator_name_after_an_atom_is_spaced_from_it() -> None:
+    """TeX's thin space in ``D^{-1/2} \\min``; none after ``=``, which brings its own."""
+    body = _body(r"D^{-1/2} \min(a, b)")
+    assert '</msup><mspace width="0.1667em"></mspace><mi>min</mi>' in body
+    assert "<mo>=</mo><mi>log</mi>" in _body(r"= \log p")
+
+
 def test_an_operator_name_in_a_script_has_no_function_application() -> None:
     """``\\eta_{\\max}``: a subscript of two parts, which browsers can draw."""
     body = _body(r"\eta_{\max}")
@@ -187,6 +194,9 @@ def test_ordinary_symbols_are_identifiers_and_cdot_a_dot_operator() -> None:
     assert top in _body(r"W^\top")
     assert '<mi mathvariant="normal">∂</mi><mi>x</mi>' in _body(r"\partial x")
     assert "<mo>\N{DOT OPERATOR}</mo>" in _body(r"a \cdot b")
+    # TeX's slash and period are ordinary: no operator's spacing around them.
+    ordinary = '<mi>D</mi><mi mathvariant="normal">/</mi><mi>H</mi><mi mathvariant="normal">.</mi>'
+    assert ordinary in _body(r"D / H .")
 
 
 def test_a_matrix_and_its_brackets_are_one_row() -> None:
