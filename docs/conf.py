@@ -54,7 +54,7 @@ extensions = [
     "sphinx_exercise",
     "self_check",
     "sphinx_togglebutton",
-    "katex_mathml",
+    "tex_mathml",
     "listing",
     "code_deps",
     "api_layout",
@@ -93,7 +93,7 @@ exclude_patterns = [
 templates_path = ["_templates"]
 
 # -- Math: LaTeX -> MathML at build time, no JavaScript ------------------------
-html_math_renderer = "katex_mathml"
+html_math_renderer = "tex_mathml"
 math_numfig = True
 numfig = True
 

@@ -58,7 +58,7 @@ const SCROLL_BOXES = [
   ".cell_output > .output",
   ".pst-scrollable-table-container",
   "div.display-math",
-  "div.display-math > .katex",
+  "div.display-math > .formula",
   "table.dataframe",
 ].join(", ");
 // A box that scrolls sideways also shows that it does: data-more names the

@@ -796,7 +796,7 @@ def test_lesson_notebook_shows_no_output_of_a_removed_cell(
         assert "<script" not in output.get("data", {}).get("text/html", ""), f"{name}: a script"
 
 
-#: A display formula of a page and its number: KaTeX's MathML, then the number.
+#: A display formula of a page and its number: its MathML, then the number.
 PAGE_EQUATION = re.compile(
     r'<div class="math[^"]*" id="equation-([\w-]+)">.*?<span class="eqno">\(([\d.]+)\)', re.S
 )

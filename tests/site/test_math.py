@@ -1,12 +1,14 @@
 """Formulas as MathML Core draws them: styled letters as characters, names upright.
 
 The renderer's own unit tests (styled letters, upright names) are in
-tests/ext/test_katex_mathml.py; these look at the built site and its sources.
+tests/ext/test_tex_mathml.py; these look at the built site and its sources.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from xml.etree import ElementTree
 
 import pytest
@@ -29,7 +31,7 @@ EQUATIONS_JS = """
 () => Array.from(document.querySelectorAll("div.display-math"))
   .filter((block) => block.checkVisibility())
   .map((block) => {
-    const formula = block.querySelector(":scope > .katex");
+    const formula = block.querySelector(":scope > .formula");
     const number = block.querySelector(":scope > .eqno");
     const f = formula.getBoundingClientRect();
     const b = block.getBoundingClientRect();
@@ -153,11 +155,84 @@ ARITY = {
 MATHML = "{http://www.w3.org/1998/Math/MathML}"
 
 
-def test_every_script_and_fraction_has_its_parts(built_site: BuildResult) -> None:
-    """Every formula of every page is well-formed MathML whose scripts have their parts.
+TOKENS = {"mi", "mn", "mo", "mtext", "ms"}
+#: The Unicode name each styling command's letters carry.
+STYLES = {"mathbb": "DOUBLE-STRUCK", "mathcal": "SCRIPT", "mathbf": "BOLD", "boldsymbol": "BOLD"}
+#: The environments that become a table (``aligned``: rows of equations).
+TABLES = re.compile(r"\\begin\{(aligned|split|cases|array|[pbBvV]?matrix)\}")
 
-    KaTeX wrote ``\\eta_{\\max}`` as a subscript of three parts, which Chromium
-    cannot draw (``katex_mathml._FUNCTION_APPLIED_IN_SCRIPT``).
+
+def formula_problems(markup: str) -> list[str]:
+    """What shows that a ``<math>`` element is not its annotation's TeX, converted whole.
+
+    No TeX left in its text (a backslash command, an ``&``, a brace as a letter),
+    no ``merror``, no line break MathML Core cannot draw, no ``mathvariant``
+    browsers ignore, no script or fraction with other than its parts (a
+    converter that follows an operator name with a function application even
+    in a script writes ``\\eta_{\\max}`` as a subscript of three parts, which
+    Chromium cannot draw); and the structure the TeX asks for: an ``mfrac`` for
+    each ``\\frac``, a root for each ``\\sqrt``, a growing bracket for each
+    ``\\left`` and ``\\right``, a table for each aligned environment, each
+    styled letter a styled character, each name one upright token.
+    """
+    root = ElementTree.fromstring(markup)
+    annotation = root.find(f"{MATHML}semantics/{MATHML}annotation")
+    if annotation is None or annotation.text is None:
+        return ["no TeX annotation"]
+    tex = annotation.text
+    body = root.find(f"{MATHML}semantics")[0]
+    problems = []
+    tags: Counter[str] = Counter()
+    texts = []
+    for element in body.iter():
+        name = element.tag.removeprefix(MATHML)
+        tags[name] += 1
+        text = element.text or ""
+        if name in TOKENS:
+            texts.append(text)
+            if "\\" in text:
+                problems.append(f"TeX left in <{name}>{text}</{name}>")
+        if name == "mi" and text in {"&", "{", "}", "#", "^", "_"}:
+            problems.append(f"a stray {text!r}")
+        if name == "merror" or element.get("linebreak"):
+            problems.append(f"<{name}> MathML Core cannot draw")
+        if name in ARITY and len(element) != ARITY[name]:
+            problems.append(f"<{name}> with {len(element)} parts")
+        if element.get("mathvariant", "normal") != "normal":
+            problems.append(f"mathvariant={element.get('mathvariant')!r}")
+    count = lambda pattern: len(re.findall(pattern, tex))  # noqa: E731
+    stretchy = Counter(
+        element.get("form")
+        for element in body.iter(f"{MATHML}mo")
+        if element.get("stretchy") == "true" and element.get("fence") == "true"
+    )
+    expected = {
+        "mfrac": (count(r"\\[dt]?frac\b"), tags["mfrac"]),
+        "msqrt": (count(r"\\sqrt\b"), tags["msqrt"] + tags["mroot"]),
+        "mtable": (count(TABLES), tags["mtable"]),
+        r"\left": (count(r"\\left\b") + count(r"\\begin\{cases\}"), stretchy["prefix"]),
+        r"\right": (count(r"\\right\b"), stretchy["postfix"]),
+    }
+    for what, (wanted, found) in expected.items():
+        if wanted != found:
+            problems.append(f"{wanted} {what} in the TeX, {found} in the MathML")
+    for command, style in STYLES.items():
+        wanted = count(rf"\\{command}\{{[A-Za-z\\]")
+        found = sum(1 for t in texts for c in t if style in unicodedata.name(c, ""))
+        if found < wanted:
+            problems.append(f"{wanted} \\{command} letters, {found} {style} characters")
+    names = re.findall(r"\\(?:operatorname\*?|mathrm)\{([A-Za-z\\,]{2,})\}", tex)
+    tokens = [t.replace("\N{THIN SPACE}", "") for t in texts]
+    for word in names:
+        if word.replace("\\,", "") not in tokens:
+            problems.append(f"the name {word!r} is not one token")
+    return problems
+
+
+def test_every_formula_is_its_tex_converted_whole(built_site: BuildResult) -> None:
+    """Every formula of the site, inline or display, passes :func:`formula_problems`.
+
+    And a display formula is set in display style (``display="block"``).
     """
     bad = []
     formulas = 0
@@ -165,12 +240,14 @@ def test_every_script_and_fraction_has_its_parts(built_site: BuildResult) -> Non
         text = page.read_text(encoding="utf-8")
         for source in re.findall(r"<math\b.*?</math>", text, re.DOTALL):
             formulas += 1
-            root = ElementTree.fromstring(source)
-            for element in root.iter():
-                name = element.tag.removeprefix(MATHML)
-                if name in ARITY and len(element) != ARITY[name]:
-                    annotation = root.find(f".//{MATHML}annotation")
-                    tex = annotation.text if annotation is not None else "?"
-                    bad.append(f"{page.name}: <{name}> with {len(element)} parts in {tex!r}")
+            problems = formula_problems(source)
+            if problems:
+                bad.append(f"{page.name}: {problems} in {source[:300]}")
+        display = re.findall(r'class="math notranslate display-math".*?<math\b([^>]*)>', text, re.S)
+        bad += [
+            f"{page.name}: display formula not in display style"
+            for d in display
+            if 'display="block"' not in d
+        ]
     assert formulas > 500
     assert bad == []

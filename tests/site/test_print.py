@@ -46,7 +46,7 @@ PAGE_JS = """
   // in its own order)
   const prose = (node) => {
     const copy = node.cloneNode(true);
-    copy.querySelectorAll("math, .katex").forEach((n) => n.replaceWith("\u0000"));
+    copy.querySelectorAll("math, .formula").forEach((n) => n.replaceWith("\u0000"));
     return copy.textContent;
   };
   const main = document.querySelector("main");
