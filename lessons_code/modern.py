@@ -386,8 +386,10 @@ def apply_rope(
 
     .. math::
 
-       (a, b) \mapsto (a\cos p\omega_i - b\sin p\omega_i,\;
-                       a\sin p\omega_i + b\cos p\omega_i),
+       \begin{aligned}
+       a &\mapsto a\cos p\omega_i - b\sin p\omega_i, \\
+       b &\mapsto a\sin p\omega_i + b\cos p\omega_i,
+       \end{aligned}
 
     the rotation whose matrix the positional-encoding page builds:
     ``apply_rope(x, cos, sin)[..., p, :]`` is the row

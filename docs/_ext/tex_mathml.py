@@ -370,6 +370,69 @@ def _symbols(math: Element) -> None:
             element.text = "\N{DOT OPERATOR}"
 
 
+#: Primes, which TeX writes as superscripts of its large prime glyph; a math
+#: font's U+2032 is already drawn small and raised, and as a script it shrank
+#: to a speck (``\delta_{jj'}`` read as ``\delta_{jj}``).
+_PRIMES = frozenset("\N{PRIME}\N{DOUBLE PRIME}\N{TRIPLE PRIME}")
+#: Signs that TeX sets as unary, without space, after an operator, a relation,
+#: an opening bracket or punctuation, or first in a group: ``[-1, 1]``, ``= -x``.
+_SIGNS = frozenset("\N{MINUS SIGN}+-\N{PLUS-MINUS SIGN}")
+#: Ellipses, which TeX sets as ordinary symbols (``1, \dots, U``); as operators
+#: they were spaced from their commas.
+_ELLIPSES = frozenset("\N{HORIZONTAL ELLIPSIS}\N{MIDLINE HORIZONTAL ELLIPSIS}")
+
+
+def _primes(math: Element) -> None:
+    """``j'`` as ``j`` followed by the prime, not as ``j`` with the prime as its script."""
+    for parent in list(math.iter()):
+        for index, child in enumerate(list(parent)):
+            if (
+                child.tag == "msup"
+                and len(child) == 2
+                and child[1].tag in _TOKENS
+                and child[1].text
+                and set(child[1].text) <= _PRIMES
+            ):
+                base, prime = child[0], child[1]
+                prime.tag = "mo"
+                prime.attrib.clear()
+                prime.set("lspace", "0em")
+                prime.set("rspace", "0em")
+                row = Element("mrow")
+                row.extend([base, prime])
+                parent.remove(child)
+                parent.insert(index, row)
+
+
+def _unary_signs(math: Element) -> None:
+    """A sign with nothing to its left to add to or subtract from gets no space."""
+    for parent in list(math.iter()):
+        if parent.tag not in _ROWS:
+            continue
+        previous: Element | None = None
+        for child in parent:
+            if (
+                child.tag == "mo"
+                and child.text in _SIGNS
+                and not child.attrib
+                and (
+                    previous is None
+                    or (previous.tag == "mo" and (previous.text or "") not in _CLOSING)
+                )
+            ):
+                child.set("form", "prefix")
+                child.set("lspace", "0em")
+                child.set("rspace", "0em")
+            if child.tag != "mspace":
+                previous = child
+
+
+def _ellipses(math: Element) -> None:
+    for element in math.iter("mo"):
+        if element.text in _ELLIPSES and not element.attrib:
+            element.tag = "mi"
+
+
 def _lengths(math: Element) -> None:
     for element in math.iter("mspace"):
         width = element.get("width")
@@ -446,6 +509,8 @@ def _apply_functions(math: Element, names: set[Element]) -> None:
             after = following[len(spaces)] if len(spaces) < len(following) else None
             if after is None:
                 continue  # only spaces follow: nothing to apply the name to
+            if after.tag == "mo" and (after.text or "") not in _OPENING:
+                continue  # an operator follows (``\sin^2 + \cos^2``): no argument
             width = (_THIN if _spaced_from_name(after) else 0.0) + sum(
                 _em(s) or 0.0 for s in spaces
             )
@@ -492,6 +557,9 @@ def core(math: Element) -> None:
     _join_runs(math)
     _restyle(math)
     _symbols(math)
+    _primes(math)
+    _ellipses(math)
+    _unary_signs(math)
     _lengths(math)
     _apply_functions(math, names)
     _matrix_fences(math)

@@ -208,3 +208,33 @@ def test_a_matrix_and_its_brackets_are_one_row() -> None:
 def test_letters_without_a_styled_form_keep_their_variant() -> None:
     assert styled("x+", "bold") is None
     assert styled("1", "italic") is None  # Unicode has no italic digits
+
+
+def _row(latex: str) -> str:
+    """The formula's MathML inside its semantics element."""
+    html = _visible(render(latex, display=False))
+    return html[html.index("<semantics>") + len("<semantics>") : html.index("</semantics>")]
+
+
+def test_a_prime_follows_its_letter_rather_than_being_its_script() -> None:
+    row = _row(r"\delta_{jj'}")
+    assert "<msup>" not in row
+    assert '<mi>j</mi><mo lspace="0em" rspace="0em">\N{PRIME}</mo>' in row
+
+
+@pytest.mark.parametrize("latex", [r"[-1, 1]", r"\mathcal{L} = -\frac{1}{B}", r"D^{-1/2}"])
+def test_a_sign_with_nothing_to_its_left_is_unary(latex: str) -> None:
+    assert '<mo form="prefix" lspace="0em" rspace="0em">\N{MINUS SIGN}</mo>' in _row(latex)
+
+
+@pytest.mark.parametrize("latex", [r"a - b", r"(a) - b", r"1 + \cdots + L"])
+def test_a_sign_between_two_terms_stays_binary(latex: str) -> None:
+    assert 'form="prefix"' not in _row(latex)
+
+
+def test_an_ellipsis_is_an_ordinary_symbol() -> None:
+    assert "<mi>\N{HORIZONTAL ELLIPSIS}</mi>" in _row(r"n = 1, \dots, U")
+
+
+def test_an_operator_name_before_an_operator_gets_no_function_application() -> None:
+    assert FUNCTION_APPLICATION not in _row(r"\sin^2 + \cos^2 = 1")
