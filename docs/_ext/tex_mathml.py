@@ -3,9 +3,11 @@
 Every ``$...$``, ``$$...$$``, ``{math}`` role and ``math`` directive is
 converted by latex2mathml, a pure-Python converter. The HTML then carries
 native MathML, which browsers typeset themselves: the site ships no math
-JavaScript, no math fonts and no math stylesheet, and reaches no other host.
-Each formula keeps its TeX as an ``application/x-tex`` annotation, which
-copying and assistive technology can use.
+typesetting script, no math fonts and no math stylesheet, and reaches no
+other host. Each formula keeps its TeX as an ``application/x-tex``
+annotation, which assistive technology can use and which a small copy
+handler (``_static/math_copy.js``) puts on the clipboard when a selection
+touches the formula.
 
 latex2mathml writes MathML for every kind of reader; what Chromium, Firefox
 and Safari draw alike is MathML Core, and TeX's conventions need a few more
@@ -631,4 +633,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     """Register the renderer under the name ``tex_mathml``."""
     app.add_html_math_renderer("tex_mathml", (visit_inline, None), (visit_display, None))
     app.add_css_file("math.css")
+    # Copying a formula copies its TeX (the annotation), not MathML's characters.
+    app.add_js_file("math_copy.js", loading_method="defer")
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

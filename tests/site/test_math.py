@@ -251,3 +251,53 @@ def test_every_formula_is_its_tex_converted_whole(built_site: BuildResult) -> No
         ]
     assert formulas > 500
     assert bad == []
+
+
+COPY_JS = """
+([selector, whole]) => {
+  const target = document.querySelector(selector);
+  const range = document.createRange();
+  if (whole) {
+    range.selectNodeContents(target);
+  } else {  // from inside the first formula's MathML to inside the last's
+    const formulas = target.querySelectorAll("span.formula mi");
+    range.setStart(formulas[0], 0);
+    range.setEnd(formulas[formulas.length - 1], 0);
+  }
+  const selection = document.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  const data = new DataTransfer();
+  document.dispatchEvent(new ClipboardEvent("copy", {clipboardData: data, bubbles: true}));
+  return data.getData("text/plain");
+}
+"""
+
+
+def test_copying_a_formula_copies_its_tex(browser, site_url: str) -> None:
+    """A selection that touches formulas copies them whole, as $TeX$ and $$TeX$$."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/recurrence.html", wait_until="load")
+        display = page.evaluate(COPY_JS, ["#equation-eq-scaled-dot-product-attention", True])
+        paragraph = page.evaluate(
+            "() => { const p = Array.from(document.querySelectorAll('article p'))"
+            ".find((p) => p.querySelectorAll('span.formula').length >= 2);"
+            " p.id = 'copy-test'; return p.innerText; }"
+        )
+        mixed = page.evaluate(COPY_JS, ["#copy-test", False])
+    finally:
+        context.close()
+    # the whole block: its number, then the formula as display TeX
+    assert display.endswith("$$"), display
+    for tex in ("$$\\operatorname{Attention}", r"\operatorname{softmax}", r"\sqrt{d_k}"):
+        assert tex in display, display
+    # Text between the formulas stays; each formula, cut into by the
+    # selection at either end, is copied whole as its TeX.
+    assert mixed.startswith("$"), mixed
+    assert mixed.endswith("$"), mixed
+    assert "\N{FUNCTION APPLICATION}" not in mixed, mixed
+    assert "\n" not in mixed.strip(), mixed
+    words = [w for w in paragraph.split() if w.isalpha() and len(w) > 3]
+    assert any(w in mixed for w in words), (mixed, paragraph)
