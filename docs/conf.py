@@ -44,6 +44,7 @@ version = ".".join(release.split(".")[:2])
 # -- General ------------------------------------------------------------------
 extensions = [
     "myst_nb",
+    "stream_chunks",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.autosummary",

@@ -75,6 +75,7 @@ from self_check import SELF_CHECK
 from site_pointers import texts
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
+from stream_chunks import join_chunks
 
 if TYPE_CHECKING:
     from docutils.parsers.rst.states import Inliner
@@ -454,7 +455,7 @@ def shown_outputs(docname: str, cell: Any) -> list[Any]:
     cell they fail the build.
     """
     outputs = []
-    for output in cell.get("outputs", []):
+    for output in join_chunks(cell.get("outputs", [])):
         if output.output_type == "error":
             raise ExtensionError(f"{docname}: a visible cell failed:\n{cell.source}")
         if "scrapbook" in output.get("metadata", {}):
