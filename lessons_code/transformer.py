@@ -21,7 +21,6 @@ the book's convention), so that no query ever attends to a padding key.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from typing import cast
@@ -203,26 +202,14 @@ class TokenEmbedding(nn.Module):
             )
         x = self.embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
         if self.positional:
-            # (T, D) broadcasts over the batch; the table is computed in
+            # the fixed table (T, D) broadcasts over the batch; it is made in
             # the embedding's own dtype, so a float64 model adds the float64
-            # encoding (it is a fixed function, not a weight: no state)
-            x = (
-                x
-                + _encoding_table(
-                    self.max_len, self.d_model, x.dtype, x.device
-                )[:T]
+            # encoding (a fixed function of the position, not a weight)
+            pe = positional_encoding(
+                T, self.d_model, dtype=x.dtype, device=x.device
             )
+            x = x + pe  # (B, T, D)
         return self.dropout(x)  # (B, T, D)
-
-
-@functools.lru_cache(maxsize=16)
-def _encoding_table(
-    max_len: int, d_model: int, dtype: torch.dtype, device: torch.device
-) -> torch.Tensor:
-    """Return the positional encoding for ``max_len`` positions (made once per dtype, device)."""
-    return positional_encoding(
-        max_len, d_model, dtype=dtype, device=device
-    )
 
 
 def _check_dropout(dropout: object) -> None:
