@@ -22,18 +22,28 @@ private helpers.
 
 What remains is the signature and the lines that compute. Private helpers
 (``_name``) of a class are kept: they are part of how it computes.
+
+On a lesson page, every name a listing reads from outside itself must be
+defined by a cell the reader sees (an import, an assignment, a definition)
+or by another listing of the page: the reader's notebook runs the listing
+as a cell, so a listing that calls a helper the page never imports is an
+error naming the page's line, here, rather than a failing notebook later.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
+import symtable
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from book_pages import is_lesson_text, read_page
 from docutils import nodes
 from docutils.parsers.rst import directives
+from free_names import read_names
 from sphinx.util.docutils import SphinxDirective
 
 if TYPE_CHECKING:
@@ -193,6 +203,36 @@ def listing_lines(qualname: str) -> tuple[Path, list[str]]:
     return path, shown
 
 
+#: A listing directive in a page's source, and the object it shows.
+LISTING = re.compile(r"^[`:~]{3,}\{listing\}\s+(\S+)", re.MULTILINE)
+
+
+def bound_names(code: str) -> set[str]:
+    """The names a cell's ``code`` binds at the top level (imports, assignments, definitions)."""
+    # IPython's magics and shell escapes are not Python.
+    python = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines()
+    )
+    try:
+        table = symtable.symtable(python, "<cell>", "exec")
+    except SyntaxError:
+        return set()
+    return {
+        symbol.get_name()
+        for symbol in table.get_symbols()
+        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
+    }
+
+
+def unbound_names(page_text: str, code: str) -> list[str]:
+    """The names ``code`` reads that no shown cell or listing of the lesson page binds."""
+    bound = {name.rsplit(".", 1)[-1] for name in LISTING.findall(page_text)}
+    for cell in read_page(page_text).code_cells:
+        if cell.shown:
+            bound |= bound_names(cell.source)
+    return sorted(read_names(code) - bound)
+
+
 class Listing(SphinxDirective):
     """``{listing} module.object``: the object's computation as a code block."""
 
@@ -206,6 +246,15 @@ class Listing(SphinxDirective):
             raise self.error(str(error)) from error
         self.env.note_dependency(str(path))
         code = "\n".join(lines)
+        page = Path(self.env.doc2path(self.env.docname)).read_text(encoding="utf-8")
+        if is_lesson_text(page):
+            missing = unbound_names(page, code)
+            if missing:
+                raise self.error(
+                    f"listing: {self.arguments[0]} reads {', '.join(missing)}, which no "
+                    "cell the reader sees defines (nor another listing of the page): "
+                    "import it in a visible cell, or show code that does not need it"
+                )
         block = nodes.literal_block(code, code, language="python")
         block["classes"].append("lesson-listing")
         self.set_source_info(block)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from ext_support import Book, warnings
-from listing import listing_lines
+from listing import listing_lines, unbound_names
 
 SCALED = """\
 def scaled(x, factor):
@@ -70,3 +70,45 @@ def test_a_listing_that_still_calls_a_check_fails_at_its_line(book: Book) -> Non
 def test_an_unknown_object_is_named() -> None:
     with pytest.raises(ValueError, match=r"listing: no function or class 'listed\.missing' found"):
         listing_lines("listed.missing")
+
+
+LESSON = """\
+---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  name: python3
+---
+# Lesson
+{cells}
+```{{listing}} listed.rooted
+```
+"""
+
+
+def cell(code: str, tags: str = "") -> str:
+    options = f":tags: [{tags}]\n" if tags else ""
+    return f"\n```{{code-cell}} ipython3\n{options}{code}\n```\n"
+
+
+def test_a_listing_may_read_only_what_a_visible_cell_or_listing_defines() -> None:
+    code = "\n".join(listing_lines("listed.rooted")[1])
+    assert unbound_names(LESSON.format(cells=cell("import math")), code) == []
+    assert (
+        unbound_names(LESSON.format(cells=cell("from math import sqrt as s\nmath = 1")), code) == []
+    )
+    # A removed cell is not in the reader's notebook; builtins need nothing.
+    assert unbound_names(LESSON.format(cells=cell("import math", "remove-cell")), code) == ["math"]
+    assert unbound_names(LESSON.format(cells=""), "def f(x):\n    return abs(len(x))") == []
+    # Another listing of the page defines its name: a method calls a listed helper.
+    assert unbound_names(LESSON.format(cells=""), "def g(x):\n    return rooted(x)") == []
+
+
+def test_a_listing_that_reads_an_undefined_name_fails_at_its_line(book: Book) -> None:
+    app = book("listing", {"index.md": LESSON.format(cells="")})
+    assert re.search(
+        r"index\.md:10: ERROR: listing: listed\.rooted reads math, which no cell the reader "
+        r"sees defines",
+        warnings(app),
+    ), warnings(app)

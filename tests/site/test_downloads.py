@@ -296,24 +296,10 @@ def _book_listing(code):
     # Every name a listing reads from outside itself is defined once the
     # notebook has run (the page's imports, the other listings), as the landing
     # page promises: a listing that calls a helper the page never imports fails.
-    import builtins
-    import symtable
+    from free_names import read_names
 
-    free = set()
-
-    def walk(table):
-        for symbol in table.get_symbols():
-            outer = table.get_type() == "module" and not (
-                symbol.is_assigned() or symbol.is_imported()
-            )
-            if symbol.is_referenced() and (symbol.is_global() or outer):
-                free.add(symbol.get_name())
-        for child in table.get_children():
-            walk(child)
-
-    walk(symtable.symtable(code, "<listing>", "exec"))
     user = get_ipython().user_ns
-    missing = sorted(n for n in free if n not in user and not hasattr(builtins, n))
+    missing = sorted(n for n in read_names(code) if n not in user)
     assert not missing, f"a listing uses {{missing}}, defined by no cell:\\n{{code}}"
 """
 #: The last cell: the values the page's cells glued, for the test to compare.

@@ -1,5 +1,7 @@
 """A module for the listing tests: what a listing shows and what it leaves out."""
 
+import math
+
 
 def check_positive(value, name):
     if value <= 0:
@@ -41,3 +43,7 @@ class Counter:
 def keeps_a_check(x):
     y = check_positive(x, "x")
     return y + 1
+
+
+def rooted(x):
+    return math.sqrt(x)
