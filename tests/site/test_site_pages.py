@@ -58,8 +58,13 @@ def axe_script() -> Path:
 
 @pytest.fixture(scope="module")
 def survey(built_site: BuildResult, browser, site_url: str, artifacts: Path) -> dict:
-    """Visit every page once (light mode) and record what the browser saw."""
+    """Visit every page once (light mode) and record what the browser saw.
+
+    axe-core runs in the same visit (the light pass of ``test_accessibility``),
+    after everything else is recorded, so a page is loaded once for both.
+    """
     pages = [p.relative_to(built_site.html).as_posix() for p in site_pages(built_site.html)]
+    axe = find_axe()
     report: dict[str, dict] = {}
     for path in pages:
         visit = PageVisit(browser, site_url, path)
@@ -76,6 +81,9 @@ def survey(built_site: BuildResult, browser, site_url: str, artifacts: Path) -> 
             if path in LESSONS or path.startswith("auto_examples/plot_"):
                 name = path.replace("/", "__").removesuffix(".html")
                 visit.page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
+            if axe is not None:
+                visit.page.add_script_tag(path=str(axe))
+                report[path]["axe"] = visit.page.evaluate(AXE_RUN_JS)
         finally:
             visit.close()
     summary = {
@@ -173,30 +181,44 @@ def test_dark_pass_covers_every_top_level_page_and_every_folder(built_site: Buil
     assert len(chosen) < len(pages)
 
 
-@pytest.mark.parametrize("mode", ["light", "dark"])
-def test_accessibility(
-    built_site: BuildResult, browser, site_url: str, axe_script: Path, artifacts: Path, mode: str
-) -> None:
+def axe_verdict(results: dict[str, dict], artifacts: Path, mode: str) -> None:
+    """Fail on any violation axe-core found on the pages ``results`` maps to its result."""
     impacts: Counter[str] = Counter()
     blocking: dict[str, list] = {}
     rules = 0
-    pages = site_pages(built_site.html)
-    if mode == "dark":
-        pages = one_page_per_folder(built_site.html, pages)
-    for page in pages:
-        path = page.relative_to(built_site.html).as_posix()
-        visit = PageVisit(browser, site_url, path, mode=mode)
-        try:
-            visit.page.add_script_tag(path=str(axe_script))
-            result = visit.page.evaluate(AXE_RUN_JS)
-        finally:
-            visit.close()
+    for path, result in results.items():
         rules = max(rules, result["rules"])
         for violation in result["violations"]:
             impacts[violation["impact"]] += 1
             if violation["impact"] in BLOCKING:
                 blocking.setdefault(path, []).append(violation)
-    report = {"mode": mode, "rules": rules, "violations_by_impact": dict(impacts)}
+    report = {"mode": mode, "pages": len(results), "rules": rules}
+    report["violations_by_impact"] = dict(impacts)
     (artifacts / f"axe-{mode}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     assert rules > 50
     assert blocking == {}, json.dumps(blocking, indent=1)[:8000]
+
+
+def test_accessibility_light(
+    built_site: BuildResult, survey: dict, axe_script: Path, artifacts: Path
+) -> None:
+    """axe-core on every page in light mode (run during the survey's visit)."""
+    results = {path: r["axe"] for path, r in survey.items()}
+    assert len(results) == len(site_pages(built_site.html))
+    axe_verdict(results, artifacts, "light")
+
+
+def test_accessibility_dark(
+    built_site: BuildResult, browser, site_url: str, axe_script: Path, artifacts: Path
+) -> None:
+    """axe-core in dark mode on every top-level page and a sample of each folder."""
+    results: dict[str, dict] = {}
+    for page in one_page_per_folder(built_site.html, site_pages(built_site.html)):
+        path = page.relative_to(built_site.html).as_posix()
+        visit = PageVisit(browser, site_url, path, mode="dark")
+        try:
+            visit.page.add_script_tag(path=str(axe_script))
+            results[path] = visit.page.evaluate(AXE_RUN_JS)
+        finally:
+            visit.close()
+    axe_verdict(results, artifacts, "dark")
