@@ -236,11 +236,13 @@ def test_pdf_internal_links_resolve(book: Book) -> None:
     assert not dangling
 
 
-#: Two more prints of the same page, in a process of their own: one at once,
-#: one after the page has run for three seconds more and DevTools has asked
-#: for its whole DOM. Chromium numbers DOM nodes as anything first asks for
-#: them (that request numbers every node, as a busier browser's scripts or
-#: tools would) and named the PDF's structure elements by those numbers.
+#: One more print of the same page, in a process of its own, unlike the
+#: first in every way a print can be: after the page has run for three
+#: seconds more and DevTools has asked for its whole DOM. Chromium numbers DOM
+#: nodes as anything first asks for them (that request numbers every node, as
+#: a busier browser's scripts or tools would) and named the PDF's structure
+#: elements by those numbers; a difference of any other origin (a clock, a
+#: random seed) shows in this print as well.
 REPRINT = """
 import sys
 from pathlib import Path
@@ -249,20 +251,19 @@ import book_pdf as b
 def busier(tab):
     tab.context.new_cdp_session(tab).send("DOM.getDocument", {"depth": -1})
 
-for target, wait, before in zip(sys.argv[1:], (0, 3000), (None, busier)):
-    path = Path(target)
-    _, headings = b.print_pdf(b.SINGLEHTML / "index.html", path, wait_ms=wait, before=before)
-    b.finish(path, b.source_date_epoch(), headings)
+path = Path(sys.argv[1])
+_, headings = b.print_pdf(b.SINGLEHTML / "index.html", path, wait_ms=3000, before=busier)
+b.finish(path, b.source_date_epoch(), headings)
 """
 
 
 def test_pdf_is_reproducible(book: Book, tmp_path: Path) -> None:
-    """Three prints of the same page give the same bytes, however long the page ran first.
+    """A second print of the same page gives the same bytes, however long the page ran first.
 
     Fixed dates, the /ID from the content, the structure elements named by
     their place in the document (Chromium names them by DOM node numbers).
     """
-    prints = [tmp_path / "again.pdf", tmp_path / "later.pdf"]
+    prints = [tmp_path / "later.pdf"]
     command = [sys.executable, "-c", REPRINT, *map(str, prints)]
     subprocess.run(command, check=True, cwd=ROOT)
     first = book.path.read_bytes()
