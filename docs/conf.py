@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -33,6 +34,19 @@ if book_tools.PDF.is_file():
 os.environ.update(book_tools.build_environment(DOCS))
 if hasattr(time, "tzset"):  # TZ is among them (Windows has no tzset)
     time.tzset()
+
+# Sphinx reads a page again when the page or a setting changes, not when an
+# extension's code does: the extensions' files are made a setting here (their
+# digest, registered in setup() below), so an edited extension re-reads every
+# page and writes what it writes now. Nothing is executed again for it:
+# executions are keyed by a page's code and the package (docs/_ext/code_deps.py).
+book_extensions_digest = hashlib.sha256(
+    b"".join(
+        path.name.encode() + b"\0" + path.read_bytes()
+        for path in sorted((DOCS / "_ext").iterdir())
+        if path.is_file()
+    )
+).hexdigest()
 
 # -- Project ------------------------------------------------------------------
 project = "The Transformer Architecture"
@@ -360,6 +374,7 @@ def _write_styles(app: Any, exception: Exception | None) -> None:
 
 def setup(app: Any) -> None:
     """Hooks of this book's configuration (the rest lives in docs/_ext)."""
+    app.add_config_value("book_extensions_digest", "", "env", types=[str])
     app.connect("html-page-context", _defer_scripts)
     app.connect("html-page-context", _light_head)
     app.connect("build-finished", _trim_theme_css)

@@ -186,6 +186,21 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     assert same == first
     assert set(WHY.values()) == {UNCHANGED}
 
+    # An extension's code: every page is read again and shows what the
+    # extension writes now; nothing runs.
+    notebooks = docs / "_ext" / "lesson_notebooks.py"
+    notebooks.write_text(
+        notebooks.read_text(encoding="utf-8").replace(
+            "(it runs with the book's package)", "(it runs with lessons_code)"
+        ),
+        encoding="utf-8",
+    )
+    ran_pages, ran_examples, after_extension = rebuild(docs)
+    assert (ran_pages, ran_examples) == (set(), set())
+    assert after_extension == first
+    for page in ("direct", "unrelated"):
+        assert "(it runs with lessons_code)" in (html / f"{page}.html").read_text("utf-8")
+
     # Prose: the page shows the new sentence from its cached outputs.
     unrelated = docs / "unrelated.md"
     unrelated.write_text(
