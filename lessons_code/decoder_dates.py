@@ -12,7 +12,7 @@ target::
 and predicts every next token from the tokens before it (causal
 self-attention). The separator is the vocabulary's start token ``<s>``,
 the token the capstone's decoder starts from; so the two models share
-``DATE_VOCAB`` and its 39 tokens. At test time the prompt is the source
+``DATE_VOCAB``, token for token. At test time the prompt is the source
 and ``<s>``, and the model continues it greedily
 (:func:`lessons_code.modern.generate`) until ``</s>``.
 

@@ -14,6 +14,7 @@ import torch
 from lessons_code.dates import (
     DATE_VOCAB,
     FORMATS,
+    UNSEEN_FORMATS,
     date_pairs,
     split_dates,
     train_date_model,
@@ -82,6 +83,15 @@ def test_sequences_are_source_separator_target_end_padded() -> None:
             for t, token in enumerate(padded[1:])
         ]
         assert labels[row].tolist() == expected
+
+
+def test_max_len_holds_every_sequence_of_the_task() -> None:
+    # the years all have 4 digits: one year holds every length of source
+    year = [datetime.date(2026, 1, 1) + datetime.timedelta(days=i) for i in range(365)]
+    pairs = date_pairs(year, styles=[*FORMATS, *UNSEEN_FORMATS])
+    inputs, _ = date_sequences(pairs)
+    longest = max(len(source) for source, _ in pairs)
+    assert inputs.shape[1] + 1 == longest + 12 <= MAX_LEN  # + <s>, 10 characters, </s>
 
 
 def test_labels_score_the_target_and_its_end_only() -> None:
