@@ -838,6 +838,32 @@ def translate(
     return [vocab.decode(row) for row in predicted]
 
 
+def _exact_match(
+    pairs: Sequence[tuple[str, str]], predicted: Sequence[str]
+) -> tuple[list[tuple[str, str, str]], float, dict[str, float]]:
+    """Score the outputs of the held-out pairs by exact match.
+
+    ``pairs`` are :func:`date_pairs` of the held-out dates in every format
+    of ``FORMATS``, and ``predicted`` the output for each. Returns the
+    ``(source, target, prediction)`` triples, the share of predictions
+    equal to their target, and that share per format.
+    """
+    held_out = [
+        (src, tgt, out)
+        for (src, tgt), out in zip(pairs, predicted, strict=True)
+    ]
+    correct = np.array([tgt == out for _, tgt, out in held_out])
+    by_format = correct.reshape(-1, len(FORMATS)).mean(axis=0)
+    return (
+        held_out,
+        float(correct.mean()),
+        {
+            name: float(value)
+            for name, value in zip(FORMATS, by_format, strict=True)
+        },
+    )
+
+
 @stored
 def train_date_model(
     seed: int = 0,
@@ -1026,24 +1052,14 @@ def train_date_model(
     predicted = translate(
         model, [src for src, _ in test_pairs], causal=causal
     )
-    held_out = [
-        (src, tgt, out)
-        for (src, tgt), out in zip(test_pairs, predicted, strict=True)
-    ]
-    correct = np.array([tgt == out for _, tgt, out in held_out])
-    by_format = correct.reshape(len(test_dates), len(FORMATS)).mean(
-        axis=0
-    )
+    held_out, accuracy, by_format = _exact_match(test_pairs, predicted)
     return DateExperiment(
         seed=seed,
         settings=settings,
         losses=losses,
         learning_rates=rates,
-        accuracy=float(correct.mean()),
-        accuracy_by_format={
-            name: float(value)
-            for name, value in zip(FORMATS, by_format, strict=True)
-        },
+        accuracy=accuracy,
+        accuracy_by_format=by_format,
         held_out=held_out,
         model=model,
         train_seconds=train_seconds,
