@@ -27,6 +27,8 @@ from sphinx_exercise.nodes import (  # type: ignore[import-untyped]
 SELF_CHECK = "self-check"
 QUESTION = "Question"
 ANSWER = "Answer to"
+#: The class of a self-check question's answer.
+ANSWER_CLASS = "self-check-answer"
 
 
 def is_self_check(node: nodes.Node) -> bool:
@@ -54,6 +56,8 @@ class NameSelfChecks(SphinxPostTransform):
             target = registry.get(node.get("target_label"), {}).get("node")
             if target is not None and is_self_check(target):
                 node["title"] = ANSWER
+                # The page's script (a11y.js) names its button "Show answer".
+                node["classes"].append(ANSWER_CLASS)
                 # The exercise may sit on another page, or later on this one:
                 # its title word is renamed here too, for the solution's copy.
                 title = target.children[0]

@@ -16,8 +16,16 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   // A solution's show/hide button (sphinx-togglebutton) is named "Toggle hidden
   // content" whatever it shows: name it by its visible hint, "Show solution" or
-  // "Hide solution" (WCAG 2.5.3), also after each click.
-  const nameToggle = (button) => button.setAttribute("aria-label", button.dataset.toggleHint);
+  // "Hide solution" (WCAG 2.5.3), also after each click. The extension has one
+  // hint for every dropdown; the answer to a self-check question (class
+  // self-check-answer, from docs/_ext/self_check.py) says "answer" instead.
+  const nameToggle = (button) => {
+    const hint = button.dataset.toggleHint || "";
+    if (button.closest(".self-check-answer") && hint.includes("solution")) {
+      button.dataset.toggleHint = hint.replace("solution", "answer");
+    }
+    button.setAttribute("aria-label", button.dataset.toggleHint);
+  };
   document.querySelectorAll("button.toggle-button").forEach(nameToggle);
   new MutationObserver((changes) => changes.forEach((change) => nameToggle(change.target))).observe(
     document.body,

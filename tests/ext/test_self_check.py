@@ -69,6 +69,8 @@ def test_a_self_check_is_a_question_and_its_solution_an_answer(book: Book) -> No
     assert "Solution to" in html
     assert "Exercise 1" in html
     assert html.count("Question (") == 2
+    # Only the answer is marked, for its button's "Show answer" (a11y.js).
+    assert html.count("self-check-answer") == 1
 
 
 def test_an_answer_before_its_question_says_answer_too(book: Book) -> None:

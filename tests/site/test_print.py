@@ -23,7 +23,7 @@ import pytest
 from site_support import LESSON_PAGES, BuildResult, PageVisit
 
 #: Words only the screen's chrome carries: the skip link, the search button
-#: (with its shortcut), the "back to top" button and the solutions' buttons.
+#: (with its shortcut), the "back to top" button and the solutions' and answers' buttons.
 CHROME = (
     "Skip to main content",
     "Search",
@@ -31,6 +31,8 @@ CHROME = (
     "Back to top",
     "Show solution",
     "Hide solution",
+    "Show answer",
+    "Hide answer",
 )
 
 A4_COLUMN_PX = round((210 - 2 * 14) / 25.4 * 96)

@@ -186,23 +186,39 @@ SOLUTIONS_JS = """
 def test_solutions_closed_on_load_and_opened_by_click_and_keyboard(
     browser, site_url: str, page: str
 ) -> None:
+    """Every solution is hidden on load; its button opens it and says what it opens.
+
+    An exercise's button says "Show solution", a self-check question's
+    "Show answer" (the page's first dropdown of each kind is tried).
+    """
     for action in ("click", "Enter", "Space"):
         visit = PageVisit(browser, site_url, page)
         try:
             shown = visit.page.evaluate(SOLUTIONS_JS)
             assert shown, f"{page}: no solution found"
             assert not any(shown), f"{page}: a solution is visible on load"
-            button = visit.page.locator("div.solution button.toggle-button").first
-            assert button.get_attribute("aria-expanded") == "false"
-            assert button.get_attribute("aria-label") == "Show solution"
-            if action == "click":
-                button.click()  # the "Show solution" hint in the title
-            else:
-                button.focus()
-                visit.page.keyboard.press(action)
-            settle(visit.page)  # the toggle's transition
-            assert visit.page.evaluate(SOLUTIONS_JS)[0], f"{page}: {action} did not open it"
-            assert button.get_attribute("aria-expanded") == "true"
-            assert button.get_attribute("aria-label") == "Hide solution"
+            solutions = visit.page.locator("div.solution")
+            answers = solutions.evaluate_all(
+                "(all) => all.map((s) => s.matches('.self-check-answer'))"
+            )
+            for word, is_answer in (("solution", False), ("answer", True)):
+                if is_answer not in answers:
+                    continue
+                index = answers.index(is_answer)
+                button = solutions.nth(index).locator("button.toggle-button")
+                assert button.get_attribute("aria-expanded") == "false"
+                for name in ("data-toggle-hint", "aria-label"):
+                    assert button.get_attribute(name) == f"Show {word}", (page, name)
+                if action == "click":
+                    button.click()  # the "Show solution" hint in the title
+                else:
+                    button.focus()
+                    visit.page.keyboard.press(action)
+                settle(visit.page)  # the toggle's transition
+                opened = visit.page.evaluate(SOLUTIONS_JS)[index]
+                assert opened, f"{page}: {action} did not open the {word}"
+                assert button.get_attribute("aria-expanded") == "true"
+                for name in ("data-toggle-hint", "aria-label"):
+                    assert button.get_attribute(name) == f"Hide {word}", (page, name)
         finally:
             visit.close()
