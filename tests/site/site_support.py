@@ -141,6 +141,11 @@ class PageVisit:
         self.page.on("response", self._response)
         self.page.goto(f"{base_url}/{path}", wait_until="load")
         self.page.wait_for_load_state("networkidle")
+        # The theme sets dark mode as the page starts, and some colours ease
+        # into it (sphinx-design's tab labels: a 250 ms transition): every check
+        # reads the page once its transitions have ended, never half-way, where
+        # axe-core once measured a mid-transition colour's contrast.
+        settle(self.page)
 
     def _route(self, route) -> None:
         url = route.request.url
