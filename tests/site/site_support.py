@@ -18,6 +18,7 @@ from typing import NoReturn
 from urllib.parse import urlsplit
 
 from book_pages import lesson_pages, read_page
+from listing import LISTING  # noqa: F401 (a page's listings, as the build finds them)
 
 from book_tools import DOCS, HTML, ROOT, BuildResult  # noqa: F401 (the tests import them from here)
 
@@ -195,8 +196,6 @@ def find_axe() -> Path | None:
 LESSON_SOURCES = lesson_pages(DOCS)
 #: The same pages as the built site names them.
 LESSON_PAGES = [f"{path.stem}.html" for path in LESSON_SOURCES]
-#: A ``{listing}`` directive of a page, and the object it shows.
-LISTING = re.compile(r"```\{listing\} (\S+)")
 
 
 @dataclass(frozen=True)
