@@ -5,7 +5,7 @@ The capstone (:mod:`lessons_code.dates`) translates a date such as
 encoder reads the source, the decoder writes the target and looks at the
 source through cross-attention. A decoder-only model has no encoder and no
 cross-attention. It reads *one* sequence, the source, a separator and the
-target::
+target (``_`` stands for a space)::
 
     3 0 _ n o v _ 2 0 2 6 <s> 2 0 2 6 - 1 1 - 3 0 </s>
 
@@ -68,9 +68,10 @@ __all__ = [
 #: default.
 IGNORE_INDEX = -100
 
-#: The longest sequence the models read: the longest source (18
-#: characters, ``"september 30, 2026"``), ``<s>``, the ten characters of
-#: the ISO date and ``</s>`` take 30 positions.
+#: The model's positions, with room to spare: the longest sequence, the
+#: longest source (18 characters, ``"september 30, 2026"``), ``<s>``, the
+#: ten characters of the ISO date and ``</s>``, takes 30 tokens, of which
+#: the model reads the first 29 (the last is only predicted).
 MAX_LEN = 32
 
 # An ISO date and </s>: what decoder_translate generates at most.
@@ -195,7 +196,7 @@ def target_loss(
     ``IGNORE_INDEX`` (source and padding, see :func:`date_sequences`)
     count neither in the sum nor in the number it is divided by. So the
     logits of those positions get no gradient, and the loss is the mean
-    over the ``N * 11`` target predictions of a batch of dates, as in the
+    over the ``B * 11`` target predictions of a batch of dates, as in the
     capstone's :func:`lessons_code.dates.teacher_forcing_step`.
 
     Parameters
