@@ -21,6 +21,7 @@ ORDER = (
     "plot_encoder_block.py",
     "plot_pre_post_norm.py",
     "plot_date_translation.py",
+    "plot_kv_cache.py",
 )
 
 

@@ -12,12 +12,12 @@ legitimately differ from run to run; they are declared here, not hidden:
 * the run times the build reports (a page's provenance line, an example's
   "Total running time"), which are masked before comparing (and the
   ``?v=`` query of an incremental build's links is dropped, see ``QUERY``);
-* the timing experiments (RNN loop vs attention, attention speed): their
-  figures and tables are wall-clock measurements, so their pages, images and
-  the recurrence lesson's notebook (which carries its timings, as does the zip
-  of all lesson notebooks; test_downloads checks the zip holds each notebook
-  byte for byte) are listed in ``MEASURED`` and left out of the byte
-  comparison.
+* the timing experiments (RNN loop vs attention, attention speed, the
+  key-value cache): their figures and tables are wall-clock measurements,
+  so their pages, images and the recurrence lesson's notebook (which
+  carries its timings, as does the zip of all lesson notebooks;
+  test_downloads checks the zip holds each notebook byte for byte) are
+  listed in ``MEASURED`` and left out of the byte comparison.
 
 Every other difference fails the test, and the test lists all of them. Files
 only the session's site has are not differences: Sphinx never deletes the
@@ -45,7 +45,7 @@ from book_tools import RESULTS_VAR, build_environment, sphinx_build
 #: Pages and images that show wall-clock measurements.
 MEASURED = re.compile(
     r"(recurrence\.(html|ipynb)|lessons-notebooks\.zip"
-    r"|plot_rnn_vs_attention|plot_attention_speed|searchindex\.js)"
+    r"|plot_rnn_vs_attention|plot_attention_speed|plot_kv_cache|searchindex\.js)"
 )
 IMAGE_LINK = re.compile(r"_images/([0-9a-f]{64}\.png)")
 #: Dropped before comparing: the ``?v=`` query Sphinx appends to a stylesheet
