@@ -166,9 +166,10 @@ def bench(session: nox.Session) -> None:
     ``nox -s bench -- --repeats 1`` gives a quicker, rougher run, and
     ``nox -s bench -- --pages-only`` only weighs the pages of the site already
     built in docs/_build/html and runs Lighthouse on it (a minute or two).
-    A full run then trains the capstone's date model for three seeds and
-    prints their held-out accuracy and training time
-    (benchmarks/capstone_bench.py, about a minute).
+    A full run then trains the date task's two models, the capstone's
+    encoder-decoder and the decoder-only model, for three seeds each and
+    prints their held-out accuracy and training time side by side
+    (benchmarks/capstone_bench.py, about two minutes).
     """
     _install(session, "tests")
     _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")

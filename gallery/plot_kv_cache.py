@@ -147,10 +147,10 @@ assert multi_head["numbers"] == 2 * size["numbers"]
 # tokens of the sequence that ``generate`` wrote; with a cache, on the last
 # of them alone, once the keys and values of the ``t - 1`` before it are in
 # a fresh cache (put there outside the clock). ``time.perf_counter`` times
-# the step at every eighth length, 7 times each. The repeats go over all the
+# the step at every eighth length, 5 times each. The repeats go over all the
 # lengths in turn, so that a pause of the machine spoils one repeat of a few
 # lengths rather than every repeat of one, and each length keeps the median
-# of its 7 times.
+# of its 5 times.
 
 sequence = torch.cat([prompt, cached], dim=1)  # (1, P + N)
 
@@ -171,7 +171,7 @@ def step_seconds(length: int, use_cache: bool) -> float:
         return time.perf_counter() - began
 
 
-REPEATS = 7
+REPEATS = 5
 lengths = np.arange(P, P + N, 8)  # 8, 16, ..., 248 tokens so far
 seconds = {True: [], False: []}  # per repeat: one time per length
 for _ in range(REPEATS):
