@@ -31,6 +31,11 @@ from ext_support import Book, warnings
         ("49", {"equals": 50}, True),
         ("'(5, 8)'", {"equals": "(5, 8)"}, False),
         ("not a number", {"min": 0}, True),
+        ("'us'", {"one_of": ["us", "long"]}, False),
+        ("'long'", {"one_of": ["us", "long"]}, False),
+        ("'short'", {"one_of": ["us", "long"]}, True),
+        ("3", {"one_of": [2, 3]}, False),
+        ("4", {"one_of": [2, 3]}, True),
     ],
 )
 def test_checker_tells_broken_claims_apart(value: str, expected: dict, broken: bool) -> None:
