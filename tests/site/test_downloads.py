@@ -64,12 +64,13 @@ SLOW_FIRST = (
 HANG_LIMIT = 900  # seconds for one example or notebook (and one of its cells)
 INSTALL_TIMEOUT = 600
 # Every lesson page is offered as a notebook (docs/_ext/lesson_notebooks.py),
-# and each runs top to bottom. Three of them train models with nothing saved
+# and each runs top to bottom. Four of them train models with nothing saved
 # in the reader's folder: the order grid (positional_encoding), the depth grid
-# (encoder_block), the date model and its exercise (translation). They start
-# first.
+# (encoder_block), the date model and its exercise (translation), the
+# decoder-only date model and the rotary-position runs (modern_architecture).
+# They start first.
 LESSONS = [path.stem for path in LESSON_SOURCES]
-SLOW_LESSONS = ("translation", "encoder_block", "positional_encoding")
+SLOW_LESSONS = ("translation", "modern_architecture", "encoder_block", "positional_encoding")
 # MyST syntax that a reader's Jupyter would show as it is.
 MYST_SYNTAX = ("{glue", "{term}", "{ref}", "{numref}", "{eq}", "{cite", "```{", ":::{", "(label)=")
 

@@ -84,10 +84,14 @@ def test_pager_reads_naturally(visit, built_site) -> None:
         if any(re.match(r"\s*(next|previous)\b", title, re.I) for title in titles)
     }
     assert repeated == {}
-    page = visit("translation.html").page
-    link = page.locator("footer.prev-next-footer a.right-next")
-    assert link.locator(".prev-next-subtitle").inner_text().strip().lower() == "next"
-    assert link.locator(".prev-next-title").inner_text().strip() == "Vision Transformers"
+    following = {
+        "translation.html": "From the 2017 block to the models of today",
+        "modern_architecture.html": "Vision Transformers",
+    }
+    for name, title in following.items():
+        link = visit(name).page.locator("footer.prev-next-footer a.right-next")
+        assert link.locator(".prev-next-subtitle").inner_text().strip().lower() == "next"
+        assert link.locator(".prev-next-title").inner_text().strip() == title
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

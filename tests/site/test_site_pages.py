@@ -38,6 +38,7 @@ LESSONS = {
     "positional_encoding.html",
     "encoder_block.html",
     "translation.html",
+    "modern_architecture.html",
     "vision_transformers.html",
 }
 #: axe-core's every impact: a page may have no violation at all, minor ones included.
