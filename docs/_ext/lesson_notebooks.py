@@ -16,9 +16,10 @@ extension rewrites what no library does:
 * roles become plain Markdown: ``{glue:text}`` the number as the page shows
   it (from the glued values MyST-NB saved, with the role's format); ``{ref}``,
   ``{numref}`` and ``{doc}`` links relative within the zip (another lesson's
-  notebook, at the section's heading), or text for a page that is not a
-  lesson; ``{term}`` a link to the notebook's own glossary, at its end, which
-  defines the terms the lesson links; ``{eq}`` the equation's number on the
+  notebook, at the section's heading, with the id Jupyter gives that heading:
+  :mod:`heading_ids`), or text for a page that is not a lesson; ``{term}`` a
+  link to the notebook's own glossary, at its end, which defines the terms
+  the lesson links; ``{eq}`` the equation's number on the
   site (numbered across the book, as figures are); ``{site-pointer}`` its
   offline text ("the explorer on this lesson's web page", see
   :mod:`site_pointers`), linked to the page where ``html_baseurl`` is set;
@@ -65,6 +66,7 @@ from claims import glued_values
 from code_deps import is_build_only
 from docutils import nodes
 from docutils.nodes import make_id
+from heading_ids import heading_id, link_target
 from jupyter_cache import get_cache
 from listing import listing_lines
 from myst_nb.core.variables import format_plain_text
@@ -97,6 +99,8 @@ _TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 _FENCE = re.compile(r"^(`{3,}|:{3,})\{([\w-]+)\}\s*(.*)$")
 _LABEL_LINE = re.compile(r"^\([\w-]+\)=\s*$")
 _ADMONITIONS = {"note", "tip", "warning", "important", "seealso", "caution", "hint"}
+#: The heading of the glossary at a notebook's end, which ``{term}`` links lead to.
+GLOSSARY = "Glossary"
 
 
 class _Code(str):
@@ -124,6 +128,9 @@ class _Converter:
 
     def __init__(self, app: Sphinx, docname: str, shared: _Shared) -> None:
         self.app = app
+        self.shared = shared
+        self.others: dict[str, _Converter] = {}  # other lessons' converters, for their headings
+        self.doctrees: dict[str, nodes.document] = {}
         self.lessons = shared.lessons
         self.glossary = shared.glossary
         self.terms: set[str] = set()  # the glossary's entries this lesson links
@@ -142,13 +149,14 @@ class _Converter:
     # -- roles -------------------------------------------------------------
 
     def _link(self, text: str, docname: str, heading: str = "") -> str:
-        """``text`` linked to ``docname`` (at its section ``heading``) within the zip.
+        """``text`` linked to ``docname`` (at the heading ``heading``) within the zip.
 
-        A lesson is a notebook next to this one (Jupyter gives a heading the
-        anchor of its text with "-" for spaces); any other page of the site is
-        not in the zip, so its name stays as text.
+        A lesson is a notebook next to this one; ``heading`` is the Markdown of
+        a heading of that notebook, and the link's fragment the id Jupyter
+        gives it (:func:`heading_ids.heading_id`). Any other page of the site
+        is not in the zip, so its name stays as text.
         """
-        anchor = f"#{heading.replace(' ', '-')}" if heading else ""
+        anchor = link_target(heading_id(heading)) if heading else ""
         if docname == self.docname:
             return f"[{text}]({anchor})" if anchor else text
         if docname not in self.lessons:
@@ -171,7 +179,7 @@ class _Converter:
             if self.defining:  # in a definition: the glossary lists it or not
                 return title or key
             self.terms.add(key.lower())
-            return f"[{title or key}](#Glossary)"
+            return f"[{title or key}]({link_target(heading_id(GLOSSARY))})"
         if name in ("ref", "numref"):
             docname, anchor, section = self.std.labels.get(key, (None, None, None))
             if docname is None:
@@ -179,7 +187,8 @@ class _Converter:
             if name == "numref":
                 number = self.env.toc_fignumbers[docname]["figure"][anchor]
                 section = "Figure " + ".".join(map(str, number))
-            heading = "" if name == "numref" else section
+            linked = name == "ref" and docname in self.lessons
+            heading = self.heading(docname, anchor) if linked else ""
             return self._link(title or section, docname, heading)
         if name == "doc":
             docname = key.lstrip("/")
@@ -204,6 +213,31 @@ class _Converter:
             kind = name.rsplit(":", 1)[-1]
             return f"`{shown}()`" if kind in ("func", "meth") and not title else f"`{shown}`"
         raise ExtensionError(f"{self.docname}: no notebook form for the role {{{name}}}")
+
+    def heading(self, docname: str, anchor: str) -> str:
+        """The Markdown of the heading that the notebook of ``docname`` has at ``anchor``.
+
+        It is the page's heading as written (the source of the section's
+        title), with its roles converted as that page's notebook converts
+        them; Sphinx's text of the title is not it (Sphinx turns straight
+        quotes curly and drops the backticks of code and the dollars of math,
+        while Jupyter's id keeps what the notebook's Markdown shows). A target
+        that is not a heading (an exercise, a figure) leads to the heading of
+        the section that holds it.
+        """
+        if docname not in self.doctrees:
+            self.doctrees[docname] = self.env.get_doctree(docname)
+        node = self.doctrees[docname].ids.get(anchor)
+        while node is not None and not isinstance(node, (nodes.section, nodes.rubric)):
+            node = node.parent
+        title = node[0] if isinstance(node, nodes.section) else node
+        if not isinstance(title, (nodes.title, nodes.rubric)) or not title.rawsource:
+            raise ExtensionError(f"{self.docname}: no heading of {docname} at {anchor!r}")
+        if docname == self.docname:
+            return self.inline(title.rawsource)
+        if docname not in self.others:
+            self.others[docname] = _Converter(self.app, docname, self.shared)
+        return self.others[docname].inline(title.rawsource)
 
     def equation_number(self, label: str) -> str:
         """The number the site gives the equation ``label``, as Sphinx's math domain does.
@@ -402,7 +436,7 @@ def read_glossary(source: Path) -> dict[str, tuple[str, str]]:
 def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
     """The glossary's entries the lesson links to, defined at the end of its notebook."""
     convert.defining = True
-    parts = ["## Glossary"]
+    parts = [f"## {GLOSSARY}"]
     for key in sorted(convert.terms):
         term, definition = convert.glossary[key]
         parts.append(f"**{term}**: {convert.markdown(definition)}")

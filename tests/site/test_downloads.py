@@ -32,6 +32,7 @@ import nbformat
 import pytest
 from book_pages import HIDDEN_TAGS, read_page, saved_notebook
 from claims import load_expectations, problems  # the build's own check of a claim
+from heading_ids import heading_ids, link_targets  # the ids Jupyter gives headings
 from jupyter_cache import get_cache
 from listing import listing_lines  # what a page's listing shows
 from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
@@ -540,18 +541,13 @@ def test_landing_page_offers_all_lessons_zipped(
             assert opened.read(info) == expected[info.filename], info.filename
 
 
-#: A Markdown link's target (not an image's attachment).
-MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-
-
 def _heading_anchors(notebook: nbformat.NotebookNode) -> set[str]:
-    """The anchors Jupyter gives a notebook's headings: their text, "-" for spaces."""
+    """The ids Jupyter gives a notebook's headings (its rendered text, "-" for spaces)."""
     return {
-        line.lstrip("#").strip().replace(" ", "-")
+        anchor
         for cell in notebook.cells
         if cell.cell_type == "markdown"
-        for line in cell.source.splitlines()
-        if re.match(r"#{1,6} ", line)
+        for anchor in heading_ids(cell.source)
     }
 
 
@@ -565,8 +561,12 @@ def test_lesson_notebook_links_resolve_within_the_zip(
         for lesson, path in lesson_notebooks.items()
     }
     notebook = notebooks[f"{name}.ipynb"]
-    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
-    targets = MARKDOWN_LINK.findall(text)
+    targets = [
+        target
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for target in link_targets(cell.source)
+    ]
     assert targets, f"{name}.ipynb links nothing"
     broken = []
     for target in targets:

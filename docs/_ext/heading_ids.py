@@ -1,0 +1,274 @@
+"""The id Jupyter gives a Markdown heading, and links to it.
+
+JupyterLab and nbconvert give every heading of a Markdown cell an id by one
+rule: the heading's text as the browser reads it from the rendered HTML (its
+``textContent``) with every space, U+0020, replaced by ``-``. Nothing else
+changes: apostrophes straight (') and curly (U+2019), quotes, colons, dashes,
+non-ASCII letters and case all stay as they are, and two spaces make two
+dashes. The text is the rendered one: a code span shows its code without the
+backticks, a link its text, an emphasis its words, an entity its character
+(``&amp;`` is ``&``), a backslash escape the character it escapes, an image
+and a tag nothing. Math is the exception: both renderers hide it from the
+Markdown parser first and put it back as written, delimiters included, so
+``$x_1$`` stays ``$x_1$``. nbconvert writes the id into its HTML
+percent-encoded (``today%E2%80%99s-models``) and a browser decodes a link's
+fragment before it looks for the id; the id here is the decoded one, the one
+JupyterLab writes.
+
+Math is found as JupyterLab finds it: from ``$``, ``$$``, ``\\\\(``,
+``\\\\[`` or ``\\begin{env}`` to the matching delimiter once the braces
+between balance, never across a blank line, never in code, and never at an
+escaped ``\\$``. ``\\\\(x\\\\)`` shows as ``\\(x\\)`` (nbconvert shows it as
+``$x$``, the one case where the two differ).
+
+The book's reader notebooks (:mod:`lesson_notebooks`) link headings with
+these ids, and the site's tests check every such link with the same functions
+(tests/site/test_downloads.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+__all__ = ["heading_id", "heading_ids", "link_target", "link_targets"]
+
+#: CommonMark with GitHub's strikethrough, as Jupyter's renderers read Markdown;
+#: a link's destination stays as written (after Markdown's escapes), not
+#: percent-encoded, and every scheme makes a link (a checker must see them all).
+_MARKDOWN = MarkdownIt("commonmark").enable("strikethrough")
+_MARKDOWN.normalizeLink = lambda url: url  # type: ignore[method-assign]
+_MARKDOWN.validateLink = lambda url: True  # type: ignore[method-assign]
+
+#: Where the math scan stops: an escaped dollar or brace (never a delimiter),
+#: ``$$``, ``$``, ``\\(``/``\\)``/``\\[``/``\\]`` (the Markdown escape of
+#: ``\(``), ``\begin{env}``/``\end{env}``, a brace, a run of line breaks and
+#: a stand-in for hidden math.
+_MATH_TOKEN = re.compile(
+    r"\\[${}]|\$\$?|\\\\[()\[\]]|\\(?:begin|end)\{[a-zA-Z]*\*?\}|[{}]|(?:\n[ \t]*)+|@@\d+@@"
+)
+#: Code, where a dollar is no math: a fenced block, or a code span.
+_CODE = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=fence)[`~]*[ \t]*$"
+    r"|(?<![\\`])(?P<ticks>`+)(?!`)[^\n]*?[^`\n](?P=ticks)(?!`)",
+    re.M | re.S,
+)
+_STAND_IN = re.compile(r"@@(\d+)@@")
+_OPENINGS = ("$", "$$", "\\\\(", "\\\\[")
+#: The inline tokens whose content the rendered HTML shows as text.
+_TEXT_TOKENS = {"text", "code_inline", "text_special"}
+#: What a link's destination reads differently unless escaped with a backslash.
+_DESTINATION_SPECIAL = re.compile(r"[\\()<>&]")
+
+
+def _closing(opening: str) -> str:
+    """The delimiter that ends math opened by ``opening``."""
+    if opening in ("$", "$$"):
+        return opening
+    if opening.startswith("\\\\"):
+        return "\\\\" + {"(": ")", "[": "]"}[opening[-1]]
+    return "\\end" + opening[len("\\begin") :]
+
+
+def _hide_math(text: str) -> tuple[str, list[str]]:
+    """``text`` with each piece of math replaced by a stand-in ``@@n@@``, and the pieces.
+
+    A stand-in that was in the text already is kept as a piece of its own, so
+    that it comes back as it was (see the module's docstring for what math is).
+    """
+    code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
+    pieces: list[str] = []
+    out: list[str] = []
+    done = 0  # text[:done] is in out
+    start: int | None = None  # where the open math begins
+    end = ""  # the delimiter that closes it
+    braces = 0
+    last: int | None = None  # after the last closing delimiter seen while braces were open
+
+    def hide(begin: int, stop: int) -> None:
+        nonlocal done
+        out.extend((text[done:begin], f"@@{len(pieces)}@@"))
+        pieces.append(text[begin:stop])
+        done = stop
+
+    for match in _MATH_TOKEN.finditer(text):
+        token = match.group()
+        if any(a <= match.start() < b for a, b in code):
+            continue
+        if _STAND_IN.fullmatch(token):
+            if start is None:
+                hide(match.start(), match.end())
+        elif start is None:
+            if token in _OPENINGS or token.startswith("\\begin"):
+                start, end, braces, last = match.start(), _closing(token), 0, None
+        elif token == end:
+            if braces:
+                last = match.end()
+            else:
+                hide(start, match.end())
+                start = None
+        elif token.count("\n") > 1:  # a blank line: no math across paragraphs
+            if last is not None:
+                hide(start, last)
+            start = None
+        elif token == "{":
+            braces += 1
+        elif token == "}" and braces:
+            braces -= 1
+    if start is not None and last is not None:
+        hide(start, last)
+    out.append(text[done:])
+    return "".join(out), pieces
+
+
+def _shown(piece: str) -> str:
+    """A piece of math as the renderer puts it back: ``\\\\(`` loses its escape."""
+    if piece[:3] in ("\\\\(", "\\\\[") and piece[-3:] in ("\\\\)", "\\\\]"):
+        return piece[1:3] + piece[3:-3] + piece[-2:]
+    return piece
+
+
+def _read(markdown: str) -> tuple[list[Token], Callable[[str], str]]:
+    """The tokens of ``markdown`` read as Jupyter reads it, and what puts its math back."""
+    hidden, pieces = _hide_math(markdown)
+
+    def restore(text: str) -> str:
+        return _STAND_IN.sub(lambda m: _shown(pieces[int(m.group(1))]), text)
+
+    return _MARKDOWN.parse(hidden), restore
+
+
+def _text_content(tokens: list[Token]) -> str:
+    """The text the browser reads in the HTML of these inline tokens."""
+    parts = []
+    for token in tokens:
+        if token.type in _TEXT_TOKENS:
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        # an image shows no text, and tags (emphasis, links, raw HTML) none of their own
+    return "".join(parts)
+
+
+def _hrefs(tokens: list[Token]) -> list[str]:
+    """The destination of every link among these block tokens' inline ones."""
+    return [
+        str(child.attrGet("href"))
+        for token in tokens
+        for child in token.children or []
+        if child.type == "link_open"
+    ]
+
+
+def _check_str(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+def heading_ids(markdown: str) -> list[str]:
+    """The ids Jupyter gives the headings of a Markdown cell, in order.
+
+    Headings in quotes and lists count too; HTML headings (``<h2>``) do not.
+
+    Parameters
+    ----------
+    markdown : str
+        The cell's source.
+
+    Returns
+    -------
+    list of str
+        One id per heading: its rendered text, each space replaced by ``-``
+        (see the module's docstring).
+
+    Raises
+    ------
+    TypeError
+        If ``markdown`` is not a string.
+    """
+    tokens, restore = _read(_check_str("markdown", markdown))
+    return [
+        restore(_text_content(tokens[i + 1].children or [])).replace(" ", "-")
+        for i, token in enumerate(tokens)
+        if token.type == "heading_open"
+    ]
+
+
+def heading_id(text: str) -> str:
+    """The id JupyterLab and nbconvert give a Markdown heading whose text is ``text``.
+
+    Parameters
+    ----------
+    text : str
+        What follows the ``#`` marks on the heading's line
+        (``"Why `softmax`, today's models"``); a closing run of ``#`` marks
+        is not part of the heading's text, as in Markdown.
+
+    Returns
+    -------
+    str
+        The rendered text with each space replaced by ``-``
+        (``"Why-softmax,-today's-models"``).
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a string.
+    ValueError
+        If ``text`` holds a line break (an ATX heading is one line).
+    """
+    if "\n" in _check_str("text", text) or "\r" in text:
+        raise ValueError(f"text must be one line, not {text!r}")
+    (found,) = heading_ids(f"# {text}")
+    return found
+
+
+def link_targets(markdown: str) -> list[str]:
+    """The destination of every link of a Markdown cell, as Jupyter reads it.
+
+    Images are not links. A destination is as written after Markdown's
+    escapes and entities (``#today\\'s`` is ``#today's``), not percent-encoded,
+    and math in it is as written, as JupyterLab reads it.
+
+    Raises
+    ------
+    TypeError
+        If ``markdown`` is not a string.
+    """
+    tokens, restore = _read(_check_str("markdown", markdown))
+    return [restore(href) for href in _hrefs(tokens)]
+
+
+def link_target(anchor: str) -> str:
+    """The destination of a Markdown link to the heading whose id is ``anchor``.
+
+    ``"#" + anchor``, with a backslash before the characters a destination
+    would otherwise read differently (``\\``, ``(``, ``)``, ``<``, ``>``,
+    ``&``) outside math; math stays as written, which JupyterLab reads as it
+    is.
+
+    Raises
+    ------
+    TypeError
+        If ``anchor`` is not a string.
+    ValueError
+        If no destination reads as ``"#" + anchor`` both in JupyterLab (math
+        as written) and in CommonMark (nbconvert: Markdown's escapes in the
+        math too): an empty anchor, a control character (a tab, a line
+        break), or math with an escape such as ``\\{`` in it.
+    """
+    if not _check_str("anchor", anchor) or any(ord(c) < 0x20 or ord(c) == 0x7F for c in anchor):
+        raise ValueError(f"anchor {anchor!r}: no Markdown link can lead to it")
+    hidden, pieces = _hide_math(anchor)
+    written = _DESTINATION_SPECIAL.sub(lambda m: "\\" + m.group(), hidden)
+    written = "#" + _STAND_IN.sub(lambda m: pieces[int(m.group(1))], written)
+    link = f"[link]({written})"
+    if link_targets(link) != ["#" + anchor] or _hrefs(_MARKDOWN.parse(link)) != ["#" + anchor]:
+        raise ValueError(
+            f"anchor {anchor!r}: no Markdown link reads as it both in JupyterLab and in nbconvert"
+        )
+    return written
