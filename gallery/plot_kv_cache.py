@@ -156,7 +156,7 @@ sequence = torch.cat([prompt, cached], dim=1)  # (1, P + N)
 
 
 def step_seconds(length: int, use_cache: bool) -> float:
-    """Seconds of the step that reads ``length`` tokens and picks the next."""
+    """Seconds of the step that reads ``length`` tokens, picks the next."""
     with torch.no_grad():
         if use_cache:
             cache = model.make_cache(1, length)
