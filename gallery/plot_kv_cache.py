@@ -2,14 +2,14 @@
 Generating with and without a key-value cache
 =============================================
 
-Let a small decoder-only model continue a prompt of 8 tokens by 248 more,
+Let a small decoder-only model continue a prompt of 8 tokens by 249 more,
 once by running the whole sequence again at every step and once with a
 key-value cache, on the CPU with one thread. You will see a check that both
 ways write the same tokens from the same logits, the exact number of
-attention scores each step computes, and a plot of the measured time of every
-step against the length of the sequence so far. The times belong to this
-machine and this run: the only claims made of them are directions, checked
-with a wide margin.
+attention scores each step computes, and a plot of the measured time of a
+step against the length of the sequence so far, at every eighth length up
+to 256. The times belong to this machine and this run: the only claims made
+of them are directions, checked with a wide margin.
 
 To run this example on your machine, download |wheel_download| and install it
 with ``pip install lessons_code-*.whl matplotlib pandas``.
@@ -51,7 +51,7 @@ model = DecoderOnlyLM(
     d_ff=128,
     max_len=256,
 ).eval()
-P, N = 8, 248  # prompt length, new tokens: 256 tokens in all
+P, N = 8, 249  # prompt length, new tokens; the last step reads 256
 prompt = torch.randint(64, (1, P))  # (B, P), one sequence
 parameters = sum(p.numel() for p in model.parameters())
 print("prompt:", prompt.tolist()[0])
@@ -66,7 +66,7 @@ print("threads:", torch.get_num_threads())
 # runs the model on the whole sequence so far; with one, the first step runs
 # on the prompt and every later step on its one new token, reading the keys
 # and values of all earlier positions from the cache. Both ways must write
-# the same 248 tokens, and the logits each token was chosen from may differ
+# the same 249 tokens, and the logits each token was chosen from may differ
 # only by rounding: the two ways add the same products in another order.
 # The tokens of an untrained model mean nothing; what counts is that both
 # ways choose the same ones.
@@ -109,7 +109,7 @@ for step in (0, 1, 2, 3, 64, 128, N - 1):
         f"  {with_cache[step]:>11,}"
     )
 total_without, total_with = sum(without_cache), sum(with_cache)
-print(f"{'all 248 steps':>21}  {total_without:>14,}  {total_with:>11,}")
+print(f"{f'all {N} steps':>21}  {total_without:>14,}  {total_with:>11,}")
 print(f"ratio of the totals: {total_without / total_with:.1f}")
 
 # One more token adds 2t + 1 scores to a step without the cache, 1 with it.
@@ -121,7 +121,7 @@ assert total_without > 170 * total_with
 # %%
 # The cache pays in memory for what it saves in work: every layer keeps a
 # key and a value vector of width ``d_head = 16`` for every key-value head
-# and position it has read, 255 positions here (the last token is written,
+# and position it has read, 256 positions here (the last token is written,
 # never read). :func:`~lessons_code.modern.kv_cache_size` counts them, and a
 # cache made as ``generate`` makes it holds exactly that many numbers. With
 # a key-value head for each of the 4 query heads, as in multi-head
@@ -150,7 +150,9 @@ assert multi_head["numbers"] == 2 * size["numbers"]
 # the step at every eighth length, 5 times each. The repeats go over all the
 # lengths in turn, so that a pause of the machine spoils one repeat of a few
 # lengths rather than every repeat of one, and each length keeps the median
-# of its 5 times.
+# of its 5 times. The first length, 8, is timed in the same way, one token
+# after 7 in the cache; ``generate``'s own first step reads the whole prompt
+# at once, as the counts above say.
 
 sequence = torch.cat([prompt, cached], dim=1)  # (1, P + N)
 
@@ -172,7 +174,7 @@ def step_seconds(length: int, use_cache: bool) -> float:
 
 
 REPEATS = 5
-lengths = np.arange(P, P + N, 8)  # 8, 16, ..., 248 tokens so far
+lengths = np.arange(P, P + N, 8)  # 8, 16, ..., 256 tokens so far
 seconds = {True: [], False: []}  # per repeat: one time per length
 for _ in range(REPEATS):
     for use_cache in (True, False):
@@ -222,7 +224,7 @@ plt.show()
 # %%
 # What the times show
 # -------------------
-# Over the last 32 steps of the generation, where the sequence holds 224
+# Over the last 32 steps of the generation, where the sequence holds 225
 # tokens or more, the step with the cache is faster than the step without
 # it; and the step without the cache is slower there than over the first
 # steps, up to 32 tokens. The example checks both with a wide margin, at
@@ -231,7 +233,7 @@ plt.show()
 # every call also costs a fixed amount of Python and PyTorch overhead that
 # no cache removes.
 
-late = lengths >= P + N - 32  # the last 32 steps: 224 tokens or more
+late = lengths >= P + N - 32  # the last 32 steps: 225 tokens or more
 early = lengths <= 32
 late_with = median(step_ms[True][late])
 late_without = median(step_ms[False][late])

@@ -9,7 +9,9 @@ with random weights (nothing is downloaded).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -273,6 +275,20 @@ def test_kv_cache_size_counts_keys_and_values() -> None:
 # -- the Llama decoder layer --------------------------------------------------------
 
 
+#: The bounds of the Llama comparisons; the lesson page states them (checked below).
+LLAMA_BOUND = 1e-5  # the whole layer: float32 rounding
+EXACT_BOUND = 1e-12  # each part against its exact reference, float64
+
+
+def test_lesson_states_the_llama_bounds() -> None:
+    """The page describes these tests without running them: its bounds must be theirs."""
+    page = (Path(__file__).parents[1] / "docs" / "modern_architecture.md").read_text()
+    paragraph = page[page.index("This is the block people run.") :].split("\n\n")[0]
+    stated = re.findall(r"within (?:the same )?(1e-\d+)|more than (1e-\d+)", paragraph)
+    as_written = {f"{bound:.0e}".replace("e-0", "e-") for bound in (LLAMA_BOUND, EXACT_BOUND)}
+    assert {a or b for a, b in stated} == as_written, stated
+
+
 @pytest.fixture(scope="module")
 def transformers() -> ModuleType:
     """Hugging Face transformers, offline: nothing is downloaded, the config is built here."""
@@ -330,7 +346,7 @@ def test_block_equals_llama_decoder_layer_float32(
     x = randn(2, 12, 32, seed=5)
     with torch.no_grad():
         diff = max_diff(block(x), run_llama(layer, rotary, x))
-    assert diff <= 1e-5, f"ModernBlock vs LlamaDecoderLayer (float32): {diff:.3g}"
+    assert diff <= LLAMA_BOUND, f"ModernBlock vs LlamaDecoderLayer (float32): {diff:.3g}"
 
 
 def test_block_equals_llama_decoder_layer_float64(transformers: ModuleType) -> None:
@@ -375,10 +391,10 @@ def test_block_equals_llama_decoder_layer_float64(transformers: ModuleType) -> N
         f"layer vs Llama {layer_diff:.3g} (float32-limited), "
         f"layer vs Llama's parts in float64 {exact_diff:.3g}"
     )
-    assert norm_diff <= 1e-12, message
-    assert core_diff <= 1e-12, message
-    assert exact_diff <= 1e-12, message
-    assert layer_diff <= 1e-5, message  # Llama's float32 norms and tables
+    assert norm_diff <= EXACT_BOUND, message
+    assert core_diff <= EXACT_BOUND, message
+    assert exact_diff <= EXACT_BOUND, message
+    assert layer_diff <= LLAMA_BOUND, message  # Llama's float32 norms and tables
 
 
 def exact_llama_layer(layer: nn.Module, x: torch.Tensor, heads: int) -> torch.Tensor:
