@@ -136,21 +136,14 @@ assert total_without > 170 * total_with
 # a key-value head for each of the 4 query heads, as in multi-head
 # attention, it would hold twice as many.
 
+read = n_prompt + n_new - 1  # positions read: the last token is not
 size = kv_cache_size(
-    num_layers=2,
-    batch_size=1,
-    seq_len=n_prompt + n_new - 1,
-    num_kv_heads=2,
-    d_head=16,
+    num_layers=2, batch_size=1, seq_len=read, num_kv_heads=2, d_head=16
 )
-cache = model.make_cache(1, n_prompt + n_new - 1)  # what generate makes
+cache = model.make_cache(1, read)  # what generate makes
 held = sum(kv.numel() for kv in cache.keys + cache.values)
-multi_head = kv_cache_size(
-    2, 1, n_prompt + n_new - 1, num_kv_heads=4, d_head=16
-)
-print(
-    f"cache for {n_prompt + n_new - 1} positions: {size['numbers']:,} numbers"
-)
+multi_head = kv_cache_size(2, 1, read, num_kv_heads=4, d_head=16)
+print(f"cache for {read} positions: {size['numbers']:,} numbers")
 print(f"in float32: {size['bytes'] / 1024:.1f} KiB")
 print(f"with 4 key-value heads: {multi_head['bytes'] / 1024:.1f} KiB")
 assert held == size["numbers"]
@@ -256,7 +249,7 @@ plt.show()
 # example checks that the measured ratio stays below a tenth of the
 # ratio of the score counts of those steps.
 
-late = lengths > n_prompt + n_new - 1 - 32  # the last 32 steps' lengths
+late = lengths > read - 32  # the lengths of the last 32 steps
 early = lengths <= 32
 late_with = median(step_ms[True][late])
 late_without = median(step_ms[False][late])

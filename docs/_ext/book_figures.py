@@ -137,6 +137,69 @@ def check_width(fig: Figure, pixels: int) -> int:
     return shown
 
 
+def _axes_text(ax: Any) -> str:
+    """One panel in words: its title, what it draws, of what against what, its series."""
+    from matplotlib.patches import Rectangle
+
+    marks = []
+    if ax.images:
+        marks.append("a colour map" if len(ax.images) == 1 else f"{len(ax.images)} colour maps")
+    lines = [line for line in ax.lines if len(line.get_xdata()) > 2]
+    if lines:
+        marks.append("a line" if len(lines) == 1 else f"{len(lines)} lines")
+    bars = [patch for patch in ax.patches if isinstance(patch, Rectangle)]
+    if bars:
+        marks.append(f"{len(bars)} bars")
+    if ax.collections and not (ax.images or lines or bars):
+        marks.append("points")
+    what = " and ".join(marks) or "a plot"
+    y, x = ax.get_ylabel().strip(), ax.get_xlabel().strip()
+    y += " (log scale)" if y and ax.get_yscale() == "log" else ""
+    x += " (log scale)" if x and ax.get_xscale() == "log" else ""
+    if y and x:
+        what += f" of {y} against {x}"
+    elif x or y:
+        what += f" over {x or y}"
+    labels = [label for label in ax.get_legend_handles_labels()[1] if not label.startswith("_")]
+    if labels:
+        what += ", for " + ", ".join(labels)
+    title = ax.get_title().strip()
+    return f"{title}: {what}" if title else what
+
+
+def describe_figure(fig: Figure) -> str:
+    """Alt text for a figure, read off the figure itself: its panels, axes, scales and series.
+
+    It says what is drawn (colour maps, lines, bars), of which quantity
+    against which, on which scale, and the names in the legends. It makes no
+    statement about the data, which is the page's and its checks' business.
+    Colour-bar axes are described with the panel they belong to.
+    """
+    panels = [ax for ax in fig.axes if ax.get_visible() and not hasattr(ax, "_colorbar")]
+    bars = [ax.get_ylabel() or ax.get_xlabel() for ax in fig.axes if hasattr(ax, "_colorbar")]
+    parts = [_axes_text(ax) for ax in panels]
+    if len(parts) == 1:
+        text = parts[0]
+    else:
+        text = f"{len(parts)} panels. " + " ".join(
+            f"Panel {number}, {part}." for number, part in enumerate(parts, 1)
+        )
+    said = {label for ax in panels for label in ax.get_legend_handles_labels()[1]}
+    legend = [
+        entry.get_text()
+        for legend in fig.legends
+        for entry in legend.get_texts()
+        if entry.get_text() not in said
+    ]
+    if legend:
+        text = text.rstrip(".") + ". Series: " + ", ".join(legend)
+    if any(bars):
+        text = text.rstrip(".") + ". Colour bar: " + ", ".join(bar for bar in bars if bar)
+    suptitle = fig.get_suptitle().strip()
+    text = f"{suptitle}. {text}" if suptitle else text
+    return " ".join(text.replace("$", "").split()).rstrip(".") + "."
+
+
 def _name(fig: Figure) -> str:
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     return fig.get_suptitle() or (titles[0] if titles else "untitled")
@@ -286,10 +349,14 @@ _IMAGE_SG = re.compile(
     re.MULTILINE,
 )
 _SRCSET = re.compile(r"^(?P<indent> +):srcset: .*$", re.MULTILINE)
+_ALT = re.compile(r"^(?P<indent> +):alt: .*$", re.MULTILINE)
 
 
 def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
     """sphinx-gallery image scraper: Matplotlib's, with each image shown at half its width.
+
+    Each image's alt text is :func:`describe_figure`'s, not sphinx-gallery's
+    (the axes' titles alone).
 
     The figures are saved at ``savefig.dpi`` (192, from :data:`RC`). Each
     ``image-sg`` (whose only source is that PNG) becomes a plain ``image``
@@ -309,8 +376,11 @@ def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]
     def add_width(match: re.Match[str]) -> str:
         path = Path(gallery_conf["src_dir"]) / match["uri"].lstrip("/")
         width, _ = Image.open(path).size
-        px = check_width(next(shown), width)
+        fig = next(shown)
+        px = check_width(fig, width)
         options = _SRCSET.sub(lambda line: f"{line['indent']}:width: {px}px", match["options"])
+        alt = describe_figure(fig)
+        options = _ALT.sub(lambda line: f"{line['indent']}:alt: {alt}", options)
         return f"{match['indent']}.. image:: {match['uri']}\n{options}"
 
     return _IMAGE_SG.sub(add_width, rst)

@@ -121,3 +121,39 @@ def test_quantise_keeps_few_colours_and_transparency_exactly() -> None:
     pixels[0, 0, 3] = 128
     with pytest.raises(ValueError, match="partly transparent"):
         book_figures.quantise(Image.fromarray(pixels, "RGBA"))
+
+
+def test_alt_text_names_panels_axes_scales_and_series() -> None:
+    """The gallery's alt text: what each panel draws, of what against what, and the series."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
+    top.plot(range(10), [2**i for i in range(10)], color="C0")
+    top.set_yscale("log")
+    top.set_ylabel("scores per step")
+    top.set_xlabel("tokens so far")
+    top.set_title("Scores")
+    bottom.plot(range(10), range(10), label="without cache")
+    bottom.plot(range(10), [1] * 10, label="with cache")
+    bottom.axhline(0.5, color="gray")  # a reference line is not a series
+    bottom.set_ylabel("time (ms)")
+    bottom.set_xlabel("tokens so far")
+    fig.legend(loc="outside lower center", ncols=2)
+    assert book_figures.describe_figure(fig) == (
+        "2 panels. Panel 1, Scores: a line of scores per step (log scale) against "
+        "tokens so far. Panel 2, 2 lines of time (ms) against tokens so far, for "
+        "without cache, with cache."
+    )
+    plt.close(fig)
+
+
+def test_alt_text_of_a_colour_map_names_its_colour_bar() -> None:
+    fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+    image = ax.imshow([[0.1, 0.9], [0.4, 0.6]])
+    fig.colorbar(image, ax=ax, label="weight")
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    ax.set_title("Attention $\\alpha$")
+    fig.suptitle("Self-attention")
+    assert book_figures.describe_figure(fig) == (
+        "Self-attention. Attention \\alpha: a colour map of query against key. Colour bar: weight."
+    )
+    plt.close(fig)
