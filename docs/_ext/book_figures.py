@@ -137,8 +137,19 @@ def check_width(fig: Figure, pixels: int) -> int:
     return shown
 
 
-def _axes_text(ax: Any) -> str:
-    """One panel in words: its title, what it draws, of what against what, its series."""
+def _label(ax: Any, axis: str) -> str:
+    """An axis' label; for panels that share the axis, the label one of them shows."""
+    own = getattr(ax, f"get_{axis}label")().strip()
+    if own:
+        return str(own)
+    shared = getattr(ax, f"get_shared_{axis}_axes")().get_siblings(ax)
+    labels = [getattr(other, f"get_{axis}label")().strip() for other in shared]
+    figure_label = getattr(ax.figure, f"get_sup{axis}label")() or ""
+    return next((label for label in labels if label), figure_label.strip())
+
+
+def _axes_text(ax: Any, series: bool) -> str:
+    """One panel in words: its title, what it draws, of what against what (and its series)."""
     from matplotlib.patches import Rectangle
 
     marks = []
@@ -153,43 +164,50 @@ def _axes_text(ax: Any) -> str:
     if ax.collections and not (ax.images or lines or bars):
         marks.append("points")
     what = " and ".join(marks) or "a plot"
-    y, x = ax.get_ylabel().strip(), ax.get_xlabel().strip()
-    y += " (log scale)" if y and ax.get_yscale() == "log" else ""
-    x += " (log scale)" if x and ax.get_xscale() == "log" else ""
+    y, x = _label(ax, "y"), _label(ax, "x")
+    y += " on a log scale" if y and ax.get_yscale() == "log" else ""
+    x += " on a log scale" if x and ax.get_xscale() == "log" else ""
     if y and x:
         what += f" of {y} against {x}"
     elif x or y:
         what += f" over {x or y}"
-    labels = [label for label in ax.get_legend_handles_labels()[1] if not label.startswith("_")]
-    if labels:
-        what += ", for " + ", ".join(labels)
+    labels = _series(ax)
+    if series and labels:
+        what += ", labelled " + ", ".join(labels)
     title = ax.get_title().strip()
     return f"{title}: {what}" if title else what
+
+
+def _series(ax: Any) -> list[str]:
+    return [label for label in ax.get_legend_handles_labels()[1] if not label.startswith("_")]
 
 
 def describe_figure(fig: Figure) -> str:
     """Alt text for a figure, read off the figure itself: its panels, axes, scales and series.
 
     It says what is drawn (colour maps, lines, bars), of which quantity
-    against which, on which scale, and the names in the legends. It makes no
-    statement about the data, which is the page's and its checks' business.
-    Colour-bar axes are described with the panel they belong to.
+    against which, on which scale, and the names in the legends (once, when
+    every panel has the same). It makes no statement about the data, which
+    is the page's and its checks' business. Colour-bar axes are described
+    with the panel they belong to.
     """
     panels = [ax for ax in fig.axes if ax.get_visible() and not hasattr(ax, "_colorbar")]
-    bars = [ax.get_ylabel() or ax.get_xlabel() for ax in fig.axes if hasattr(ax, "_colorbar")]
-    parts = [_axes_text(ax) for ax in panels]
+    bars = [_label(ax, "y") or _label(ax, "x") for ax in fig.axes if hasattr(ax, "_colorbar")]
+    every = {tuple(_series(ax)) for ax in panels}
+    common = list(every.pop()) if len(panels) > 1 and len(every) == 1 else []
+    parts = [_axes_text(ax, series=not common) for ax in panels]
     if len(parts) == 1:
         text = parts[0]
     else:
         text = f"{len(parts)} panels. " + " ".join(
             f"Panel {number}, {part}." for number, part in enumerate(parts, 1)
         )
-    said = {label for ax in panels for label in ax.get_legend_handles_labels()[1]}
-    legend = [
+    said = {label for ax in panels for label in _series(ax)} - set(common)
+    legend = common + [
         entry.get_text()
         for legend in fig.legends
         for entry in legend.get_texts()
-        if entry.get_text() not in said
+        if entry.get_text() not in said and entry.get_text() not in common
     ]
     if legend:
         text = text.rstrip(".") + ". Series: " + ", ".join(legend)

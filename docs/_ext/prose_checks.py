@@ -148,6 +148,11 @@ def rendered_text(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str, boo
         yield block, re.sub(r"\s+", " ", "".join(words)), output
 
 
+# A pasted whole number of five digits or more, written without separators
+# (a year has four digits and is written bare).
+LONG_BARE_NUMBER = re.compile(r"\d{5,}")
+
+
 def template_sentences(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str]]:
     """(block, why) for every sentence that reads wrong for the value it got."""
     for block, text, output in rendered_text(doctree):
@@ -173,6 +178,12 @@ def template_sentences(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, str
                 zero = False
             if zero:
                 yield block, f"pasted value {value!r} is zero: say what a zero means in words"
+            if LONG_BARE_NUMBER.fullmatch(value):
+                yield (
+                    block,
+                    f"pasted value {value!r} has no thousands separators: "
+                    "glue it with a format such as `:,`",
+                )
 
 
 def math_in_titles(doctree: nodes.Node) -> Iterator[nodes.title]:

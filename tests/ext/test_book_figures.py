@@ -125,11 +125,10 @@ def test_quantise_keeps_few_colours_and_transparency_exactly() -> None:
 
 def test_alt_text_names_panels_axes_scales_and_series() -> None:
     """The gallery's alt text: what each panel draws, of what against what, and the series."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(5, 6), sharex=True, layout="constrained")
     top.plot(range(10), [2**i for i in range(10)], color="C0")
     top.set_yscale("log")
-    top.set_ylabel("scores per step")
-    top.set_xlabel("tokens so far")
+    top.set_ylabel("scores per step")  # the x label is the shared one below
     top.set_title("Scores")
     bottom.plot(range(10), range(10), label="without cache")
     bottom.plot(range(10), [1] * 10, label="with cache")
@@ -138,8 +137,8 @@ def test_alt_text_names_panels_axes_scales_and_series() -> None:
     bottom.set_xlabel("tokens so far")
     fig.legend(loc="outside lower center", ncols=2)
     assert book_figures.describe_figure(fig) == (
-        "2 panels. Panel 1, Scores: a line of scores per step (log scale) against "
-        "tokens so far. Panel 2, 2 lines of time (ms) against tokens so far, for "
+        "2 panels. Panel 1, Scores: a line of scores per step on a log scale against "
+        "tokens so far. Panel 2, 2 lines of time (ms) against tokens so far, labelled "
         "without cache, with cache."
     )
     plt.close(fig)
@@ -155,5 +154,19 @@ def test_alt_text_of_a_colour_map_names_its_colour_bar() -> None:
     fig.suptitle("Self-attention")
     assert book_figures.describe_figure(fig) == (
         "Self-attention. Attention \\alpha: a colour map of query against key. Colour bar: weight."
+    )
+    plt.close(fig)
+
+
+def test_alt_text_names_series_every_panel_shares_once() -> None:
+    fig, axes = plt.subplots(2, 1, figsize=(4, 5), sharey=True, layout="constrained")
+    for ax in axes:
+        for seed in range(2):
+            ax.plot(range(5), [seed] * 5, label=f"seed {seed}")
+        ax.set_xlabel("step")
+    axes[0].set_ylabel("loss")
+    assert book_figures.describe_figure(fig) == (
+        "2 panels. Panel 1, 2 lines of loss against step. "
+        "Panel 2, 2 lines of loss against step. Series: seed 0, seed 1."
     )
     plt.close(fig)

@@ -108,6 +108,20 @@ def test_a_pasted_zero_is_said_in_words() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "reported"),
+    [("175207", True), ("175,207", False), ("2026", False), ("0.12345", False)],
+)
+def test_a_long_pasted_number_has_thousands_separators(value: str, reported: bool) -> None:
+    paragraph = nodes.paragraph("", "It has ")
+    paragraph += nodes.inline("", value, classes=["pasted-text"])
+    found = [why for _, why in template_sentences(paragraph)]
+    expected = (
+        f"pasted value {value!r} has no thousands separators: glue it with a format such as `:,`"
+    )
+    assert found == ([expected] if reported else [])
+
+
+@pytest.mark.parametrize(
     ("tex", "symbols"),
     [
         (r"x_i + W_q", {"x", "i", "W", "q"}),
