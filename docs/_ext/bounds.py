@@ -15,9 +15,9 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 
 def _rounded(value: float, spec: str, rounding: str) -> float:
-    match = re.fullmatch(r"\.(\d+)([eEfF])", spec)
+    match = re.fullmatch(r",?\.(\d+)([eEfF])", spec)  # "," groups thousands, as format does
     if match is None:
-        raise ValueError(f"spec: expected a format such as '.2f' or '.1e', got {spec!r}")
+        raise ValueError(f"spec: expected a format such as '.2f', ',.0f' or '.1e', got {spec!r}")
     digits, kind = int(match.group(1)), match.group(2).lower()
     exact = Decimal(repr(float(value)))  # the shortest decimal that is the float
     step = Decimal(1).scaleb(-digits)

@@ -318,7 +318,7 @@ def format_problems(
         if (bound or declared) and key in glued and spec:
             shown = format_plain_text(glued[key], spec)
             try:
-                exact = float(shown.rstrip("%")) == float(glued[key])
+                exact = float(shown.rstrip("%").replace(",", "")) == float(glued[key])
             except ValueError:
                 exact = False
             if not exact:

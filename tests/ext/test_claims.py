@@ -51,6 +51,7 @@ def test_checker_tells_broken_claims_apart(value: str, expected: dict, broken: b
         (7.450580596923828e-08, ".2e", 7.45e-08, 7.46e-08),
         (0.248, ".3f", 0.248, 0.248),
         (0.0, ".1e", 0.0, 0.0),
+        (35332.5, ",.0f", 35332.0, 35333.0),
     ],
 )
 def test_bounds_round_the_safe_way_and_print_exactly(
@@ -58,7 +59,7 @@ def test_bounds_round_the_safe_way_and_print_exactly(
 ) -> None:
     assert (at_least(value, spec), at_most(value, spec)) == (low, high)
     for bound in (low, high):
-        assert float(format(bound, spec)) == bound
+        assert float(format(bound, spec).replace(",", "")) == bound
 
 
 @pytest.mark.parametrize(
@@ -149,6 +150,19 @@ def test_format_problems_name_the_line_of_a_bound_rounded_the_wrong_way() -> Non
             "'gap' is a bound printed as 0.25 but glued as 0.248: glue "
             "bounds.at_least(value, '.2f') so the rounding keeps it true",
         ),
+    ]
+
+
+def test_a_bound_printed_with_thousands_separators_is_read_as_its_number() -> None:
+    source = "The wave is at most {glue:text}`wave:,.0f` positions long.\n"
+    wanted = {"wave": {"bound": "at most"}}
+    assert format_problems(source, {"wave": str(at_most(35332.5, ",.0f"))}, wanted) == []
+    assert format_problems(source, {"wave": "35332.5"}, wanted) == [
+        (
+            1,
+            "'wave' is a bound printed as 35,332 but glued as 35332.5: glue "
+            "bounds.at_most(value, ',.0f') so the rounding keeps it true",
+        )
     ]
 
 
