@@ -18,8 +18,9 @@ A saved result is used only when everything that decides it is the same:
   ``device="cpu"`` count as one);
 * the source of every module of ``lessons_code`` (any edit to the package
   gives every call a new key, so an old result is never served);
-* the PyTorch version and its number of intra-op threads (both change the
-  order of floating-point sums, hence the last bits of a result).
+* the PyTorch version, its number of intra-op threads and the processor
+  code paths of its kernels and of MKL (:data:`ARITHMETIC_VARS`): each can
+  change the order of floating-point sums, hence the last bits of a result.
 
 Processes that share the folder may make the same call at the same time (the
 book's build runs gallery examples side by side): the first one computes the
@@ -46,10 +47,20 @@ from typing import BinaryIO, ParamSpec, TypeVar, cast
 
 import torch
 
-__all__ = ["ENV_VAR", "package_digest", "result_key", "stored"]
+__all__ = [
+    "ARITHMETIC_VARS",
+    "ENV_VAR",
+    "package_digest",
+    "result_key",
+    "stored",
+]
 
 #: The environment variable naming the folder of saved results.
 ENV_VAR = "LESSONS_CODE_RESULTS"
+
+#: Environment variables that choose the code paths of the CPU's arithmetic
+#: (PyTorch's kernels, MKL's matrix products); part of every result's key.
+ARITHMETIC_VARS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -94,8 +105,8 @@ def result_key(
     -------
     str
         64 hexadecimal digits, a digest of the function's name, its arguments
-        with defaults filled in, the PyTorch version and thread count and
-        :func:`package_digest`.
+        with defaults filled in, the PyTorch version, thread count and CPU
+        code path (:data:`ARITHMETIC_VARS`) and :func:`package_digest`.
 
     Raises
     ------
@@ -125,6 +136,8 @@ def result_key(
             arguments,
             torch.__version__,
             torch.get_num_threads(),
+            torch.backends.cpu.get_cpu_capability(),
+            [os.environ.get(name, "") for name in ARITHMETIC_VARS],
             package_digest(),
         )
     )

@@ -74,6 +74,29 @@ def test_the_thread_count_is_part_of_the_key() -> None:
         torch.set_num_threads(threads)
 
 
+@pytest.mark.parametrize("name", ["ATEN_CPU_CAPABILITY", "MKL_CBWR"])
+def test_the_arithmetic_settings_are_part_of_the_key(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A result trained on one code path is not served to a build on another.
+    def f(a: int) -> int:
+        return a
+
+    monkeypatch.setenv(name, "one")
+    before = result_key(f, 1)
+    monkeypatch.setenv(name, "another")
+    assert result_key(f, 1) != before
+
+
+def test_the_cpu_capability_is_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    def f(a: int) -> int:
+        return a
+
+    before = result_key(f, 1)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "another")
+    assert result_key(f, 1) != before
+
+
 def test_arguments_that_do_not_fit_raise_type_error() -> None:
     def f(a: int) -> int:
         return a
