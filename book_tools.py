@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +61,8 @@ class Settings:
     chromium: tuple[str, ...]
     chromium_args: tuple[str, ...]
     build_env: Mapping[str, str]
+    #: Other arithmetic by name: variables that change ``build_env`` ("" removes one).
+    arithmetic: Mapping[str, Mapping[str, str]]
     #: Each lock file's name (``locks/NAME.txt``) and the extras it holds.
     locks: Mapping[str, tuple[str, ...]]
 
@@ -77,6 +79,7 @@ def settings(root: Path = ROOT) -> Settings:
         chromium=tuple(book["chromium"]),
         chromium_args=tuple(book["chromium-args"]),
         build_env=dict(book["build-env"]),
+        arithmetic={name: dict(change) for name, change in book["arithmetic"].items()},
         locks={name: tuple(extras) for name, extras in book["locks"].items()},
     )
 
@@ -117,21 +120,53 @@ def build_folder(docs: Path) -> Path:
     return docs / "_build"
 
 
+#: Names one of ``[tool.book.arithmetic]``'s settings for a build to use
+#: instead of the book's own arithmetic (``nox -s arithmetic`` sets it).
+ARITHMETIC_VAR = "BOOK_ARITHMETIC"
+
+
+def arithmetic(name: str, root: Path = ROOT) -> dict[str, str]:
+    """Return the changes to ``[tool.book.build-env]`` of the arithmetic setting ``name``.
+
+    A value of ``""`` means the variable is not set (see :func:`apply_environment`).
+    """
+    named = settings(root).arithmetic
+    if name not in named:
+        raise ValueError(
+            f"name: no arithmetic {name!r} in [tool.book.arithmetic] (there are {sorted(named)})"
+        )
+    return dict(named[name])
+
+
 def build_environment(docs: Path = DOCS, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the variables every build, and everything it runs, gets.
 
-    The arithmetic settings of ``[tool.book.build-env]`` (they always win);
-    ``SOURCE_DATE_EPOCH``, the date of every archive the build writes, and
-    the folder of saved results, each unless ``base`` (default: this
-    process's environment) already sets it.
+    The arithmetic settings of ``[tool.book.build-env]`` (they always win),
+    changed by the setting that ``BOOK_ARITHMETIC`` in ``base`` names, if
+    any (a value of ``""`` there: the variable is removed, see
+    :func:`apply_environment`); ``SOURCE_DATE_EPOCH``, the date of every
+    archive the build writes, and the folder of saved results, each unless
+    ``base`` (default: this process's environment) already sets it.
     """
     base = os.environ if base is None else base
     found = settings(docs.parent)
+    name = base.get(ARITHMETIC_VAR, "")
+    change = arithmetic(name, docs.parent) if name else {}
     return {
         "SOURCE_DATE_EPOCH": base.get("SOURCE_DATE_EPOCH", str(found.source_date_epoch)),
         RESULTS_VAR: base.get(RESULTS_VAR, str(build_folder(docs) / "results")),
         **found.build_env,
+        **change,
     }
+
+
+def apply_environment(env: MutableMapping[str, str], changes: Mapping[str, str]) -> None:
+    """Set each of ``changes`` in ``env``; a value of ``""`` removes the variable."""
+    for key, value in changes.items():
+        if value:
+            env[key] = value
+        else:
+            env.pop(key, None)
 
 
 #: Environment for everything the build and the tests run (one thread).
@@ -187,6 +222,7 @@ def sphinx_build(
     nitpicky: bool = True,
     capture: bool = True,
     timeout: float = 1800,
+    env: Mapping[str, str] | None = None,
 ) -> BuildResult:
     """Build the book whose sources are in ``docs`` (default: this one) into ``out``.
 
@@ -197,16 +233,25 @@ def sphinx_build(
     kernels (``PYTHONPATH``) and for the examples Sphinx runs itself. With
     ``capture`` the output is returned, else it goes to the terminal. A
     failed build does not raise (see the return code); one that runs longer
-    than ``timeout`` seconds does (a hung kernel).
+    than ``timeout`` seconds does (a hung kernel). ``env`` adds variables to
+    the build's environment (``BOOK_ARITHMETIC`` among them).
     """
     out = out or build_folder(docs) / builder
     root = docs.parent
     arguments = sphinx_arguments(docs, out, *extra, builder=builder, jobs=jobs, nitpicky=nitpicky)
     pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, **build_environment(docs), "PYTHONPATH": pythonpath}
+    variables = {**os.environ, **(env or {})}
+    apply_environment(variables, build_environment(docs, variables))
+    variables["PYTHONPATH"] = pythonpath
     command = [sys.executable, "-m", "sphinx", *arguments]
     done = subprocess.run(
-        command, cwd=root, env=env, capture_output=capture, text=True, check=False, timeout=timeout
+        command,
+        cwd=root,
+        env=variables,
+        capture_output=capture,
+        text=True,
+        check=False,
+        timeout=timeout,
     )
     output = (done.stdout or "") + (done.stderr or "") if capture else ""
     return BuildResult(done.returncode, output, out)

@@ -178,6 +178,19 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(ROOT / "benchmarks" / "capstone_bench.py"))
 
 
+@nox.session(python=PYTHON, default=False)
+def arithmetic(session: nox.Session) -> None:
+    """Build under other arithmetic and list the claims that fail there.
+
+    ``nox -s arithmetic -- native two-threads`` builds a scratch copy cold
+    under each named setting of ``[tool.book.arithmetic]`` (``book``: the
+    build's own) and prints the build times side by side and every claim
+    that fails (benchmarks/arithmetic.py); with no names, under all of them.
+    """
+    _install(session, "tests")
+    session.run("python", str(ROOT / "benchmarks" / "arithmetic.py"), *session.posargs)
+
+
 def _install_npm(session: nox.Session, folder: str, spec: str, package: str) -> None:
     """``spec`` from the npm registry into ``folder`` (ignored by git), unless it is there."""
     if (ROOT / folder / "node_modules" / package / "package.json").is_file():

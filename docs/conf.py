@@ -30,8 +30,9 @@ if book_tools.PDF.is_file():
 # output); and the folder where lessons_code.results saves the order-task and
 # depth grids, which a lesson page and a gallery example show with the same
 # arguments (the example trains, the page reads the result back). A value
-# already set by the caller wins, except the arithmetic settings.
-os.environ.update(book_tools.build_environment(DOCS))
+# already set by the caller wins, except the arithmetic settings (which
+# BOOK_ARITHMETIC may name another of: `nox -s arithmetic`).
+book_tools.apply_environment(os.environ, book_tools.build_environment(DOCS))
 if hasattr(time, "tzset"):  # TZ is among them (Windows has no tzset)
     time.tzset()
 
