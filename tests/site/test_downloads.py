@@ -37,7 +37,7 @@ from jupyter_cache import get_cache
 from listing import listing_lines  # what a page's listing shows
 from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
 
-from book_tools import BUILD_ENV
+from book_tools import ARITHMETIC_VAR, BUILD_ENV
 
 GALLERY = ROOT / "gallery"
 EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
@@ -149,23 +149,25 @@ def wheel(downloads: dict[str, Downloads]) -> Path:
     return path
 
 
+#: What the build sets and a reader does not: the saved results and the
+#: arithmetic (thread counts, processor code paths). A reader's PyTorch uses
+#: its processor's own kernels and as many threads as it has cores, so the
+#: claims the readers' runs re-check must hold on that arithmetic too.
+NOT_A_READERS = {*BUILD_ENV, ARITHMETIC_VAR, "LESSONS_CODE_RESULTS"}
+
+
 def _clean_env(tmp: Path) -> dict[str, str]:
-    """The environment of a reader's process: nothing from this checkout."""
+    """The environment of a reader's process: nothing from this checkout or the build."""
     env = {
         key: value
         for key, value in os.environ.items()
-        # LESSONS_CODE_RESULTS too: a reader's runs read none of the build's results
-        if key
-        not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND", "LESSONS_CODE_RESULTS"}
+        if key not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MPLBACKEND", *NOT_A_READERS}
     }
     env.update(
         {
             "MPLCONFIGDIR": str(tmp / "mplconfig"),
             "IPYTHONDIR": str(tmp / "ipython"),
             "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
-            # Two examples run at a time on small machines; the book's one
-            # thread each keeps them from fighting over the cores.
-            **BUILD_ENV,
         }
     )
     return env
