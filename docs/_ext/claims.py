@@ -14,14 +14,17 @@ and compares each one with its expectation in ``docs/claims/<page>.toml``
    max = 1e-6
 
 An expectation is a range (``min``, ``max``), one value (``equals``), or, for a
-result that differs between the CPU code paths the book is built on, every
-value they give (``one_of = ["us", "long"]``).
+text picked by a rule (the least sure output, the worst format), what the rule
+guarantees of it as a regular expression the whole text matches (``pattern =
+"\\d{4}-\\d{2}-\\d{2}"``). Which date or format the rule picks can differ with
+the reader's arithmetic, so no claim names it: a claim must hold on any
+machine. A key outside these (``one_of``, a typo) is reported.
 
 A value outside its range, a glued value with no expectation, or an expectation
 whose value was never glued is reported as a warning on the page (and the build
 treats warnings as errors), so the text can never silently contradict the code.
 
-Five more rules keep the printed digits honest:
+Six more rules keep the printed digits honest:
 
 * **A bound is rounded the safe way.** A value the prose pastes after "at
   least", "at most", "within", "fewer than", ... is a bound, and rounding it
@@ -39,6 +42,12 @@ Five more rules keep the printed digits honest:
   that a code cell of the page prints (``at_most(max_diff, ...)`` beside
   ``print(f"{max_diff:.2e}")``) would differ from the printout in its last
   digit; the prose pastes the value itself.
+* **A value that may be zero is not pasted in e-notation.** A difference
+  between two computations that round in another order is exactly 0 on one
+  processor and 1e-8 on another: a value pasted as ``.2e`` whose claim admits
+  0 would read "0.00e+00" on some reader's machine. The sentence says "equal
+  to rounding" instead, or the claim's ``min`` says that every arithmetic
+  tried gives a non-zero value.
 * **A value equal by construction is said once.** The same value pasted twice
   in one clause, joined by "and" ("1088 for ours and 1088 for PyTorch's"),
   reads as a template; the prose says "both". Only values that cannot differ
@@ -66,7 +75,7 @@ logger = logging.getLogger(__name__)
 
 
 def load_expectations(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """Read ``folder/*.toml``: page -> glue key -> {what, min, max, equals, one_of}.
+    """Read ``folder/*.toml``: page -> glue key -> {what, min, max, equals, pattern, bound}.
 
     A page in a subfolder, ``a/b``, has its claims in ``folder/a.b.toml``.
     """
@@ -97,19 +106,24 @@ def _equal(text: str, number: float) -> bool:
         return False
 
 
+#: What an expectation may say (see the module's docstring).
+EXPECTATION_KEYS = {"what", "min", "max", "equals", "pattern", "bound"}
+
+
 def problems(value_text: str, expected: dict[str, Any]) -> str | None:
     """Why ``value_text`` breaks ``expected``, or None when it holds."""
     scalar = _NUMPY_SCALAR.match(value_text.strip())
     if scalar:  # the repr of a NumPy scalar, e.g. np.float64(0.5)
         value_text = scalar.group(1)
-    if "one_of" in expected:
-        # a result that differs between CPU code paths (see translation.toml):
-        # every value a supported machine gives is listed
-        allowed = expected["one_of"]
+    unknown = sorted(set(expected) - EXPECTATION_KEYS)
+    if unknown:
+        return f"the claim has keys {unknown} outside {sorted(EXPECTATION_KEYS)}"
+    if "pattern" in expected:
+        # a text picked by a rule: what the rule guarantees, never which one
         text = value_text.strip("'\"")
-        if any(text == str(v) if isinstance(v, str) else _equal(text, v) for v in allowed):
+        if re.fullmatch(expected["pattern"], text):
             return None
-        return f"expected one of {allowed!r}"
+        return f"expected a text matching {expected['pattern']!r}"
     if "equals" in expected:
         wanted = expected["equals"]
         if isinstance(wanted, str):
@@ -330,7 +344,30 @@ def format_problems(
                         f"glue bounds.{helper}(value, {spec!r}) so the rounding keeps it true",
                     )
                 )
+        if may_print_zero(spec, wanted.get(key, {})):
+            found.append(
+                (
+                    line,
+                    f"{key!r} is pasted as {spec!r} and its claim admits 0: on another "
+                    "arithmetic it prints 0.00e+00 in the sentence. Say 'equal to rounding' "
+                    "and leave the value to the printout, or, where every arithmetic tried "
+                    "gives a non-zero value, claim a min above 0",
+                )
+            )
     return found
+
+
+def may_print_zero(spec: str, expected: dict[str, Any]) -> bool:
+    """Whether a value pasted with ``spec`` (e-notation) may be an exact zero.
+
+    A difference of two computations that round in another order is 0 on one
+    processor and 1e-8 on the next; a sentence written for the one reads
+    "0.00e+00" on the other. A claim that pins the value (``equals``) says
+    it is the same everywhere.
+    """
+    if not spec.lower().endswith("e") or "equals" in expected:
+        return False
+    return bool(expected.get("min", -math.inf) <= 0 <= expected.get("max", math.inf))
 
 
 def check_claims(app: Sphinx, exception: BaseException | None) -> None:

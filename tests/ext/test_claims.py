@@ -31,11 +31,13 @@ from ext_support import Book, warnings
         ("49", {"equals": 50}, True),
         ("'(5, 8)'", {"equals": "(5, 8)"}, False),
         ("not a number", {"min": 0}, True),
-        ("'us'", {"one_of": ["us", "long"]}, False),
-        ("'long'", {"one_of": ["us", "long"]}, False),
-        ("'short'", {"one_of": ["us", "long"]}, True),
-        ("3", {"one_of": [2, 3]}, False),
-        ("4", {"one_of": [2, 3]}, True),
+        ("'2044-07-12'", {"pattern": r"\d{4}-\d{2}-\d{2}"}, False),
+        ("'2044-7-12'", {"pattern": r"\d{4}-\d{2}-\d{2}"}, True),
+        ("'us'", {"pattern": "long|short|us|european"}, False),
+        ("'usa'", {"pattern": "long|short|us|european"}, True),  # the whole text
+        # a claim that names the instances one run gave is no longer a claim
+        ("'us'", {"one_of": ["us", "long"]}, True),
+        ("3", {"min": 0, "maxi": 5}, True),
     ],
 )
 def test_checker_tells_broken_claims_apart(value: str, expected: dict, broken: bool) -> None:
@@ -175,6 +177,20 @@ def test_format_problems_refuse_one_value_in_two_formats() -> None:
             "a quantity shown twice is shown one way",
         )
     ]
+
+
+def test_a_difference_that_may_be_zero_is_not_pasted_in_e_notation() -> None:
+    source = "The outputs differ by {glue:text}`gap:.2e`.\n"
+    # 0.00e+00 on the machine where both sides round alike
+    (found,) = format_problems(source, {"gap": "6.3e-08"}, {"gap": {"min": 0.0, "max": 1e-6}})
+    assert found[0] == 1
+    assert "admits 0" in found[1]
+    # every arithmetic tried gives a non-zero difference, and the claim says so
+    assert format_problems(source, {"gap": "6.3e-08"}, {"gap": {"min": 1e-12, "max": 1e-6}}) == []
+    # a value pinned everywhere, or printed as a fixed-point number, is not such a template
+    assert format_problems(source, {"gap": "0.0"}, {"gap": {"equals": 0.0}}) == []
+    fixed = "The loss is {glue:text}`gap:.3f`.\n"
+    assert format_problems(fixed, {"gap": "0.5"}, {"gap": {"min": 0.0, "max": 1.0}}) == []
 
 
 CLAIMS = """\
