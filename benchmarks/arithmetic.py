@@ -71,6 +71,9 @@ def outcome(name: str, copy: Path, seconds: float, returncode: int, output: str)
             claims.append(f"{where}: {text.removeprefix('claims:').strip()}")
         elif not text.startswith("Notebook exception traceback saved"):
             other.append(f"{where}:{match['line'] or ''} {text}")
+    # An extension that raised (the claims check among them) checked nothing.
+    other += [line.strip() for line in output.splitlines() if line.startswith("Extension error")]
+    (copy / "build.log").write_text(output, encoding="utf-8")
     return Outcome(name, seconds, returncode, stopped, claims, other)
 
 
@@ -116,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME",
         help=f"settings to build under (default: all but {BOOK!r}); one of {', '.join(known)}",
     )
-    parser.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the scratch copies (each with its build.log)"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="book-arithmetic-"))
     outcomes = []

@@ -19,7 +19,7 @@ A saved result is used only when everything that decides it is the same:
 * the source of every module of ``lessons_code`` (any edit to the package
   gives every call a new key, so an old result is never served);
 * the PyTorch version, its number of intra-op threads and the processor
-  code paths of its kernels and of MKL (:data:`ARITHMETIC_VARS`): each can
+  code paths of its kernels and of MKL (``ARITHMETIC_VARS``): each can
   change the order of floating-point sums, hence the last bits of a result.
 
 Processes that share the folder may make the same call at the same time (the
@@ -106,7 +106,7 @@ def result_key(
     str
         64 hexadecimal digits, a digest of the function's name, its arguments
         with defaults filled in, the PyTorch version, thread count and CPU
-        code path (:data:`ARITHMETIC_VARS`) and :func:`package_digest`.
+        code path (``ARITHMETIC_VARS``) and :func:`package_digest`.
 
     Raises
     ------
