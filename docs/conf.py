@@ -7,6 +7,7 @@ import os
 import re
 import sys
 import time
+import tomllib
 from importlib.metadata import version as _dist_version
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,41 @@ sphinx_gallery_conf = {
 # -- The readers' downloads (docs/_ext/lesson_notebooks.py) -------------------
 # The book as one PDF, where book_pdf.py writes it (book_tools names the path).
 book_pdf = book_tools.PDF.relative_to(DOCS).as_posix()
+
+
+def export_line(env: dict[str, str], width: int = 76) -> str:
+    """A bash ``export`` of ``env``, wrapped with ``\\`` to lines of at most ``width``."""
+    lines = ["export"]
+    for name, value in env.items():
+        if len(lines[-1]) + 1 + len(f"{name}={value}") + 2 > width:
+            lines[-1] += " \\"
+            lines.append("      ")
+        lines[-1] += f" {name}={value}"
+    return "\n".join(lines)
+
+
+# The landing page's setup for readers ("Running the examples yourself"):
+# the Python the package requires, PyTorch's CPU build, and the line that
+# gives the pages' digits: the PyTorch this build ran and the arithmetic
+# settings of [tool.book.build-env] (TZ left out: it dates the execution
+# cache's records and changes no number). The code blocks are substitutions
+# of their own: MyST substitutes nothing inside a code fence. reader_wheel
+# adds the wheel's substitutions to these.
+_requires_python = tomllib.loads((DOCS.parent / "pyproject.toml").read_text(encoding="utf-8"))[
+    "project"
+]["requires-python"]
+if not re.fullmatch(r">=\d+\.\d+", _requires_python):
+    raise ValueError(f"requires-python: the landing page reads '>=X.Y', not {_requires_python!r}")
+_torch_version = _dist_version("torch").split("+")[0]
+_torch_cpu = "--index-url https://download.pytorch.org/whl/cpu"
+myst_substitutions = {
+    "python_version": _requires_python.removeprefix(">="),
+    "torch_version": _torch_version,
+    "torch_install": f"```bash\npip install torch {_torch_cpu}\n```",
+    "build_arithmetic": f"```bash\npip install torch=={_torch_version} {_torch_cpu}\n"
+    + export_line({k: v for k, v in book_tools.settings().build_env.items() if k != "TZ"})
+    + "\n```",
+}
 
 # -- Solutions ------------------------------------------------------------------
 # sphinx-exercise marks a solution ``dropdown``; sphinx-togglebutton collapses

@@ -26,6 +26,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from importlib.metadata import version
 from pathlib import Path
 
 import nbformat
@@ -44,7 +45,8 @@ EXAMPLES = sorted(path.stem for path in GALLERY.glob("*.py"))
 # Notebooks executed end to end (the scripts of all examples run anyway):
 # two quick ones that draw heatmaps and print tables.
 NOTEBOOKS = ("plot_self_attention", "plot_multihead_attention")
-# The install line the examples' docstrings give readers.
+# The install line the examples' docstrings give readers; the landing page's
+# line is this one with JupyterLab added, for the notebooks.
 READER_INSTALL = "pip install lessons_code-*.whl matplotlib pandas"
 # Installed first and pinned, as in every nox session: an unpinned torch would
 # pull a multi-GB CUDA build, while this one comes from the local wheel store.
@@ -95,6 +97,36 @@ def download_links(page: Path) -> list[Path]:
     parser = _DownloadLinks()
     parser.feed(page.read_text(encoding="utf-8"))
     return [(page.parent / href.split("#")[0]).resolve() for href in parser.hrefs]
+
+
+class _CodeBlocks(HTMLParser):
+    """Collect the text of every ``<pre>`` block, as a reader would copy it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[str] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "pre":
+            self._depth += 1
+            if self._depth == 1:
+                self.blocks.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self.blocks[-1] += data
+
+
+def code_blocks(page: Path) -> list[str]:
+    """The text of every code block of ``page``."""
+    parser = _CodeBlocks()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.blocks
 
 
 @dataclass(frozen=True)
@@ -541,6 +573,28 @@ def test_landing_page_offers_all_lessons_zipped(
         assert len({info.date_time for info in infos}) == 1
         for info in infos:
             assert opened.read(info) == expected[info.filename], info.filename
+
+
+def test_landing_page_gives_the_install_and_the_build_arithmetic(
+    built_site: BuildResult,
+) -> None:
+    """The landing page installs what the examples name, and sets what the build sets.
+
+    Its install line is the examples' (``READER_INSTALL``) with JupyterLab for
+    the notebooks; its line for the page's digits installs the PyTorch the
+    build ran and exports every arithmetic setting of ``[tool.book.build-env]``
+    (all but TZ), each with the build's value.
+    """
+    blocks = code_blocks(built_site.html / "index.html")
+    lines = [line.strip() for block in blocks for line in block.splitlines()]
+    assert f"{READER_INSTALL} jupyterlab" in lines
+    torch_version = version("torch").split("+")[0]
+    (exact,) = [block for block in blocks if "export " in block]
+    assert f"pip install torch=={torch_version} --index-url" in exact
+    words = exact.replace("\\\n", " ").split("export", 1)[1].split()
+    assert dict(word.split("=", 1) for word in words) == {
+        name: value for name, value in BUILD_ENV.items() if name != "TZ"
+    }
 
 
 def _heading_anchors(notebook: nbformat.NotebookNode) -> set[str]:
