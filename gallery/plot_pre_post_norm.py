@@ -40,9 +40,9 @@ from lessons_code.depth import (
 )
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-torch.set_num_threads(
-    1
-)  # the models are tiny: one thread per run, runs side by side
+# The models are tiny: the runs of each kind of stack train together as one
+# batched computation, one thread per kind.
+torch.set_num_threads(1)
 print("device:", device)
 
 # %%

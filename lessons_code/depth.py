@@ -21,14 +21,17 @@ where a run that had learned lost it again.
 
 from __future__ import annotations
 
+import copy
+import itertools
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.func import functional_call, vmap
 
 from lessons_code._checks import (
     check_bool,
@@ -315,7 +318,8 @@ class DepthRun:
         Share of the test sequences the trained model answers 1 ("``A``
         before ``B``"); 0 or 1 means it gives one answer for every sequence.
     seconds
-        Wall-clock time of the training loop.
+        Wall-clock time of the training loop; for runs trained together
+        (:func:`run_depth_grid`), the loop's time divided by their number.
     """
 
     norm_first: bool
@@ -341,6 +345,15 @@ class DepthRun:
         shrunk on its way down the stack.
         """
         return [norms[0] / norms[-1] for norms in self.grad_norms]
+
+
+def _warmup_factor(warmup_steps: int) -> Callable[[int], float]:
+    """Return the factor of update ``s`` (from 0) in a linear warm-up of ``warmup_steps``."""
+
+    def factor(s: int) -> float:
+        return min(1.0, (s + 1) / warmup_steps) if warmup_steps else 1.0
+
+    return factor
 
 
 def train_deep_stack(
@@ -460,10 +473,9 @@ def train_deep_stack(
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
 
     # Update s (counted from 0) uses lr * factor(s).
-    def factor(s: int) -> float:
-        return min(1.0, (s + 1) / warmup_steps) if warmup_steps else 1.0
-
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, _warmup_factor(warmup_steps)
+    )
 
     losses: list[float] = []
     learning_rates: list[float] = []
@@ -509,6 +521,169 @@ def train_deep_stack(
         test_positive_share=positive_share,
         seconds=seconds,
     )
+
+
+def _train_stacks_together(
+    norm_first: bool,
+    configs: Sequence[DepthConfig],
+    seeds: Sequence[int],
+    *,
+    num_layers: int,
+    steps: int,
+    record_every: int,
+    n_train: int,
+    seq_len: int,
+    d_model: int,
+    num_heads: int,
+    d_ff: int,
+    device: torch.device,
+) -> list[DepthRun]:
+    """Train every ``(config, seed)`` run of one kind of stack as one batched computation.
+
+    The runs have models of one shape, so their parameters are stacked: a
+    ``(runs, P)`` tensor per configuration, row ``r`` holding run ``r``'s
+    ``P`` parameters flattened in ``named_parameters`` order. ``vmap`` calls
+    the model once per row in one batched call (the "model ensembling"
+    recipe of ``torch.func``); the summed losses give every run the
+    gradient of its own loss, since the runs share no parameter. One fused
+    Adam takes the step, with a parameter group (and a learning-rate factor)
+    per configuration: every run gets the update :func:`full_batch_step`
+    gives it alone, computed in a different order (batched kernels), so a
+    run agrees with its one-run loop to rounding, not bit for bit.
+    Returns the runs config-major, seeds in the order given.
+    """
+    data = make_order_splits(seq_len, d_model=d_model, n_train=n_train)
+    data = data.to(device)
+
+    def build() -> DeepOrderClassifier:
+        return DeepOrderClassifier(
+            num_layers,
+            norm_first,
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+        )
+
+    # The same initial weights as train_deep_stack: seed by seed.
+    models = [seeded(seed, build) for seed in seeds]
+    names, shapes = zip(
+        *((name, p.shape) for name, p in models[0].named_parameters()),
+        strict=True,
+    )
+    sizes = [math.prod(shape) for shape in shapes]
+    initial = torch.stack(
+        [
+            torch.cat(
+                [p.detach().reshape(-1) for p in model.parameters()]
+            )
+            for model in models
+        ]
+    ).to(device)  # (seeds, P)
+    # One leaf per configuration, so that each is a parameter group.
+    stacks = [
+        initial.clone().requires_grad_(True) for _ in configs
+    ]  # each (seeds, P)
+    template = copy.deepcopy(models[0]).to("meta")  # shapes, no storage
+
+    def one_run(flat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        params = dict(zip(names, torch.split(flat, sizes), strict=True))
+        params = {
+            name: params[name].view(shape)
+            for name, shape in zip(names, shapes, strict=True)
+        }
+        return functional_call(template, params, (x,))  # (B,)
+
+    every_run = vmap(
+        one_run, in_dims=(0, None)
+    )  # (runs, P), x -> (runs, B)
+
+    # The parameters of block l: one contiguous range of a row.
+    bounds = [0, *itertools.accumulate(sizes)]
+    block_ranges = []
+    for layer in range(num_layers):
+        prefix = f"encoder.layers.{layer}."
+        inside = [
+            i for i, name in enumerate(names) if name.startswith(prefix)
+        ]
+        block_ranges.append((bounds[inside[0]], bounds[inside[-1] + 1]))
+
+    optimizer = torch.optim.Adam(
+        [
+            {"params": [stack], "lr": config.lr}
+            for stack, config in zip(stacks, configs, strict=True)
+        ],
+        fused=True,
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        [_warmup_factor(config.warmup_steps) for config in configs],
+    )
+    n_runs = len(configs) * len(seeds)
+    y_all = data.y_train.expand(n_runs, -1)  # (runs, B)
+    losses: list[list[float]] = []
+    learning_rates: list[list[float]] = []
+    grad_norm_steps: list[int] = []
+    grad_norms: list[list[list[float]]] = []
+    start = time.perf_counter()
+    for step in range(steps):
+        learning_rates.append(
+            [
+                group["lr"]
+                for group in optimizer.param_groups
+                for _ in seeds
+            ]
+        )
+        optimizer.zero_grad()
+        logits = every_run(torch.cat(stacks), data.x_train)  # (runs, B)
+        loss = F.binary_cross_entropy_with_logits(
+            logits, y_all, reduction="none"
+        ).mean(dim=1)  # (runs,)
+        loss.sum().backward()  # each run: the gradient of its own loss
+        losses.append(loss.detach().tolist())
+        if step % record_every == 0:
+            grads = torch.cat(
+                [stack.grad for stack in stacks if stack.grad is not None]
+            )
+            norms = torch.stack(
+                [
+                    grads[:, a:b].pow(2).sum(dim=1)
+                    for a, b in block_ranges
+                ],
+                dim=1,
+            ).sqrt()  # (runs, N)
+            grad_norm_steps.append(step)
+            grad_norms.append(norms.tolist())
+        optimizer.step()
+        schedule.step()
+    seconds = time.perf_counter() - start
+
+    with torch.no_grad():
+        final = torch.cat(stacks)
+        train_logits = every_run(final, data.x_train)  # (runs, n_train)
+        test_logits = every_run(final, data.x_test)  # (runs, 150)
+    runs = []
+    for r in range(n_runs):
+        config = configs[r // len(seeds)]
+        runs.append(
+            DepthRun(
+                norm_first=norm_first,
+                num_layers=num_layers,
+                seed=seeds[r % len(seeds)],
+                lr=config.lr,
+                warmup_steps=config.warmup_steps,
+                losses=[row[r] for row in losses],
+                learning_rates=[row[r] for row in learning_rates],
+                grad_norm_steps=list(grad_norm_steps),
+                grad_norms=[record[r] for record in grad_norms],
+                train_accuracy=accuracy(train_logits[r], data.y_train),
+                test_accuracy=accuracy(test_logits[r], data.y_test),
+                test_positive_share=float(
+                    (test_logits[r] > 0).float().mean()
+                ),
+                seconds=seconds / n_runs,
+            )
+        )
+    return runs
 
 
 def first_relapse(
@@ -658,14 +833,27 @@ def run_depth_grid(
     record_every: int = 10,
     device: torch.device | str | None = None,
     workers: int | None = None,
+    batched: bool = True,
 ) -> dict[str, list[DepthRun]]:
     """Train every configuration from every seed: the depth study.
 
-    Each combination is one :func:`train_deep_stack` run on the same data.
-    The runs share nothing, so ``workers`` threads train them side by side
-    (PyTorch releases Python's global interpreter lock inside its kernels);
-    the seeding is done under a lock and training draws no random numbers,
-    so every run gives exactly what it gives alone. On the CPU,
+    Every combination is a run of :func:`train_deep_stack` on the same data,
+    with the same initial weights for a given seed and kind of stack. The
+    models are tiny, so a step of one run is mostly Python and kernel-launch
+    overhead; with ``batched`` (the default) all the runs of one kind of
+    stack train together as one batched computation (``torch.func.vmap``
+    over stacked parameters, one fused Adam with a parameter group per
+    configuration; ``nox -s bench`` times both ways). A batched run takes the same
+    updates as its :func:`train_deep_stack` run, summed in another order, so
+    the two agree to rounding, not bit for bit; a run that becomes unstable
+    can then part ways with it, as it can under any other change of
+    arithmetic. With ``batched=False`` every run is its own
+    :func:`train_deep_stack` call, exactly what it gives alone.
+
+    The runs (or the kinds' batches) share nothing, so ``workers`` threads
+    train them side by side (PyTorch releases Python's global interpreter
+    lock inside its kernels); the seeding is done under a lock and training
+    draws no random numbers, so threads change no result. On the CPU,
     ``torch.set_num_threads(1)`` before the call leaves the cores to the
     workers, which is faster for models this small.
 
@@ -683,7 +871,10 @@ def run_depth_grid(
         As for :func:`train_deep_stack`, the same for every run.
     workers
         Number of threads (default: the number of CPU cores, at most one per
-        run).
+        run, or per kind of stack if ``batched``).
+    batched
+        Train the runs of each kind of stack together (the default), or
+        each run on its own.
 
     Returns
     -------
@@ -729,6 +920,50 @@ def run_depth_grid(
             f"configs must have distinct labels, got {labels}"
         )
     seeds = check_int_list(seeds, "seeds", minimum=0)
+    batched = check_bool(batched, "batched")
+    sizes = {
+        "num_layers": check_int(num_layers, "num_layers", minimum=1),
+        "steps": check_int(steps, "steps", minimum=1),
+        "record_every": check_int(
+            record_every, "record_every", minimum=1
+        ),
+        "n_train": check_int(n_train, "n_train", minimum=1),
+        "seq_len": check_int(seq_len, "seq_len", minimum=2),
+        "d_model": check_int(d_model, "d_model", minimum=1),
+        "num_heads": check_int(num_heads, "num_heads", minimum=1),
+        "d_ff": check_int(d_ff, "d_ff", minimum=1),
+    }
+    if d_model % num_heads:
+        raise ValueError(
+            f"num_heads must divide d_model = {d_model}, got {num_heads}"
+        )
+    device = check_device(device, "device")
+    if batched:
+        kinds = list(
+            dict.fromkeys(config.norm_first for config in configs)
+        )
+
+        def train_kind(norm_first: bool) -> list[DepthRun]:
+            return _train_stacks_together(
+                norm_first,
+                [c for c in configs if c.norm_first == norm_first],
+                seeds,
+                device=device,
+                **sizes,
+            )
+
+        by_kind = dict(
+            zip(
+                kinds,
+                map_in_threads(train_kind, kinds, workers=workers),
+                strict=True,
+            )
+        )
+        taken = {kind: iter(runs) for kind, runs in by_kind.items()}
+        return {
+            config.label: [next(taken[config.norm_first]) for _ in seeds]
+            for config in configs
+        }
     settings = [(config, seed) for config in configs for seed in seeds]
 
     def run(setting: tuple[DepthConfig, int]) -> DepthRun:

@@ -15,6 +15,7 @@ from lessons_code.depth import (
     DEPTH_WARMUP,
     DeepOrderClassifier,
     DepthConfig,
+    DepthRun,
     block_grad_norms,
     first_relapse,
     full_batch_step,
@@ -107,10 +108,22 @@ def test_warmup_follows_pytorchs_linear_schedule() -> None:
     assert one.losses == constant.losses
 
 
+def _alone(config: DepthConfig, seed: int, steps: int, record_every: int = 10) -> DepthRun:
+    return train_deep_stack(
+        config.norm_first,
+        2,
+        seed=seed,
+        steps=steps,
+        record_every=record_every,
+        lr=config.lr,
+        warmup_steps=config.warmup_steps,
+    )
+
+
 def test_grid_runs_every_setting_in_order_and_matches_single_runs() -> None:
     configs = (DEPTH_CONFIGS[2], DEPTH_CONFIGS[4])
     state = torch.random.get_rng_state()
-    grid = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=4)
+    grid = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=4, batched=False)
     assert torch.equal(torch.random.get_rng_state(), state)
     assert list(grid) == ["post-norm, lr 0.01, warm-up", "pre-norm, lr 0.01"]
     for config in configs:
@@ -119,19 +132,59 @@ def test_grid_runs_every_setting_in_order_and_matches_single_runs() -> None:
         for run in runs:
             assert (run.norm_first, run.lr) == (config.norm_first, config.lr)
             assert run.warmup_steps == config.warmup_steps
-            alone = train_deep_stack(
-                config.norm_first,
-                2,
-                seed=run.seed,
-                steps=4,
-                lr=config.lr,
-                warmup_steps=config.warmup_steps,
-            )
+            alone = _alone(config, run.seed, steps=4)
             assert run.losses == alone.losses  # bit for bit: threads change nothing
             assert run.grad_norms == alone.grad_norms
-    serial = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=1)
+    serial = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=4, workers=1, batched=False)
     label = "pre-norm, lr 0.01"
     assert [r.losses for r in serial[label]] == [r.losses for r in grid[label]]
+
+
+def test_batched_grid_takes_each_runs_own_updates() -> None:
+    # Three configurations of one kind (three parameter groups, two with a
+    # warm-up of their own) and one of the other kind, seeds out of order.
+    configs = (
+        DEPTH_CONFIGS[0],
+        DepthConfig("post-norm, short warm-up", norm_first=False, lr=0.01, warmup_steps=3),
+        DEPTH_CONFIGS[2],
+        DEPTH_CONFIGS[3],
+    )
+    state = torch.random.get_rng_state()
+    grid = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=6, record_every=2, workers=2)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert list(grid) == [config.label for config in configs]
+    for config in configs:
+        runs = grid[config.label]
+        assert [run.seed for run in runs] == [2, 0]
+        for run in runs:
+            alone = _alone(config, run.seed, steps=6, record_every=2)
+            assert (run.norm_first, run.lr, run.warmup_steps) == (
+                alone.norm_first,
+                alone.lr,
+                alone.warmup_steps,
+            )
+            assert run.learning_rates == alone.learning_rates
+            assert run.grad_norm_steps == [0, 2, 4]
+            # The same updates in another order of summation: equal to rounding.
+            assert run.losses == pytest.approx(alone.losses, rel=1e-4, abs=1e-6)
+            assert run.grad_norms[0] == pytest.approx(alone.grad_norms[0], rel=1e-4)
+            assert run.grad_norms[-1] == pytest.approx(alone.grad_norms[-1], rel=1e-3)
+            assert run.test_positive_share == alone.test_positive_share
+            assert run.losses != _alone(config, 1 - run.seed // 2, steps=6).losses
+    # One thread or two: the same batches, the same numbers.
+    serial = run_depth_grid(configs, seeds=(2, 0), num_layers=2, steps=6, record_every=2, workers=1)
+    assert [r.losses for r in serial[configs[1].label]] == [
+        r.losses for r in grid[configs[1].label]
+    ]
+
+
+def test_grid_rejects_bad_batched_and_sizes() -> None:
+    with pytest.raises(TypeError, match="batched"):
+        run_depth_grid(DEPTH_CONFIGS[:1], seeds=(0,), steps=1, batched="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_heads"):
+        run_depth_grid(DEPTH_CONFIGS[:1], seeds=(0,), steps=1, d_model=8, num_heads=3)
+    with pytest.raises(ValueError, match="steps"):
+        run_depth_grid(DEPTH_CONFIGS[:1], seeds=(0,), steps=0)
 
 
 def test_depth_configs_of_the_book() -> None:
