@@ -51,6 +51,9 @@ WHEEL_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 AXE_CORE = "axe-core@4.14.1"
 # For the bench's page figures; 12.x is the last line that runs on Node 18/20.
 LIGHTHOUSE = "lighthouse@12.8.2"
+# The last test run's JUnit reports, one per stage, which `nox -s bench` reads
+# (benchmarks/grid_bench.py).
+JUNIT_STAGES = str(ROOT / ".nox" / "tests-junit-{stage}.xml")
 # The interpreter nox itself runs on (any Python 3.11+).
 PYTHON: str | None = None
 # The test run computes with the build's arithmetic settings (one thread, ...).
@@ -104,10 +107,28 @@ def pdf(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite: package, site build, and the site in headless Chromium."""
+    """Run the whole test suite: package, site build, and the site in headless Chromium.
+
+    Two stages. Every test but the ``serial`` ones runs on all cores
+    (pytest-xdist, one test file per worker at a time; the first worker to
+    need the site builds it, behind a file lock, and the others wait for it).
+    Then the ``serial`` tests, which rewrite or rebuild that shared site (the
+    PDF and its link, the clean rebuild), in one process. Their JUnit reports
+    give ``nox -s bench`` the seconds of each stage. A selection that leaves a
+    stage empty (``nox -s tests -- tests/test_depth.py``) skips that stage.
+    """
     _install(session, "tests")
     _install_axe(session)
-    session.run("pytest", *session.posargs, env=BUILD_ENV)
+    stages = {
+        "parallel": ["-n", "auto", "--dist", "loadfile", "-m", "not serial"],
+        "serial": ["-m", "serial"],
+    }
+    for stage, options in stages.items():
+        report = f"--junitxml={JUNIT_STAGES.format(stage=stage)}"
+        # Exit code 5: the selection left nothing in this stage.
+        session.run(
+            "pytest", *options, report, *session.posargs, env=BUILD_ENV, success_codes=[0, 5]
+        )
 
 
 @nox.session(python=PYTHON, default=False)
@@ -166,15 +187,19 @@ def bench(session: nox.Session) -> None:
     ``nox -s bench -- --repeats 1`` gives a quicker, rougher run, and
     ``nox -s bench -- --pages-only`` only weighs the pages of the site already
     built in docs/_build/html and runs Lighthouse on it (a minute or two).
-    A full run then trains the date task's two models, the capstone's
-    encoder-decoder and the decoder-only model, for three seeds each and
-    prints their held-out accuracy and training time side by side
+    A full run then times every training grid the book runs (the depth
+    study's runs alone and batched) and prints the stages of the last
+    ``nox -s tests`` run (benchmarks/grid_bench.py, about three minutes),
+    and trains the date task's two models, the capstone's encoder-decoder
+    and the decoder-only model, for three seeds each and prints their
+    held-out accuracy and training time side by side
     (benchmarks/capstone_bench.py, about two minutes).
     """
     _install(session, "tests")
     _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")
     session.run("python", str(ROOT / "benchmarks" / "build_bench.py"), *session.posargs)
     if "--pages-only" not in session.posargs:
+        session.run("python", str(ROOT / "benchmarks" / "grid_bench.py"))
         session.run("python", str(ROOT / "benchmarks" / "capstone_bench.py"))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
@@ -28,6 +29,43 @@ settings.load_profile("book")
 # by orders of magnitude. The book's one thread (pyproject's [tool.book]) keeps
 # the suite's runtime predictable, also when pytest is run without nox.
 torch.set_num_threads(THREADS)
+
+
+SITE = Path(__file__).resolve().parent / "site"
+#: Site test files that take longest once the site is built (the readers' runs,
+#: every page visited): under pytest-xdist they start first, so that the other
+#: worker's files fill the time beside them instead of following them.
+SLOWEST_SITE_FILES = ("test_downloads.py", "test_site_pages.py")
+
+
+@pytest.hookimpl(trylast=True)  # after -m has deselected what it deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the tests for two workers, and keep ``serial`` tests out of them.
+
+    The package's and the extensions' tests first, which need no site: under
+    pytest-xdist (one test file per worker at a time, in this order) one
+    worker builds the site while the other runs them. Then the site's tests,
+    the slowest files first. In one process the order changes nothing: every
+    test stands alone.
+
+    A ``serial`` test rewrites or rebuilds the site the other site tests
+    read; an xdist worker refuses it (run it in one process, as
+    ``nox -s tests`` does after its parallel stage).
+    """
+
+    def rank(item: pytest.Item) -> tuple[bool, bool]:
+        in_site = SITE in item.path.parents
+        return in_site, in_site and item.path.name not in SLOWEST_SITE_FILES
+
+    items.sort(key=rank)  # stable: the collection order within each rank
+    if not hasattr(config, "workerinput"):  # not an xdist worker
+        return
+    serial = [item.nodeid for item in items if item.get_closest_marker("serial")]
+    if serial:
+        raise pytest.UsageError(
+            f"{len(serial)} test(s) marked serial, e.g. {serial[0]}, cannot run under -n: "
+            'add -m "not serial" and run them in one process afterwards (nox -s tests does)'
+        )
 
 
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["float32", "float64"])

@@ -8,10 +8,12 @@ Chromium driven by Playwright; Playwright's own browser download is not used.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from site_support import ARTIFACTS, BuildResult, skip_or_fail
 
 from book_tools import CHROMIUM_ARGS, find_chromium, serve_folder, sphinx_build
@@ -35,9 +37,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def built_site() -> BuildResult:
-    """The site, built from the working tree; the build must succeed."""
-    result = sphinx_build()
+def built_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> BuildResult:
+    """The site, built from the working tree once per test run; the build must succeed.
+
+    Under pytest-xdist every worker asks for it: the first to take the lock
+    builds, and leaves the result where the others read it (a folder the
+    run's workers share, new for every run).
+    """
+    if worker_id == "master":  # no workers: this process is the run
+        result = sphinx_build()
+    else:
+        shared = tmp_path_factory.getbasetemp().parent / "built_site.json"
+        with FileLock(f"{shared}.lock"):
+            if shared.is_file():
+                record = json.loads(shared.read_text(encoding="utf-8"))
+                result = BuildResult(record["returncode"], record["output"], Path(record["html"]))
+            else:
+                result = sphinx_build()
+                record = {
+                    "returncode": result.returncode,
+                    "output": result.output,
+                    "html": str(result.html),
+                }
+                shared.write_text(json.dumps(record), encoding="utf-8")
     if result.returncode != 0:
         pytest.fail(f"sphinx-build failed (exit {result.returncode}):\n{result.output[-6000:]}")
     return result

@@ -25,7 +25,9 @@ from book_tools import ROOT, find_chromium
 
 # Chromium prints the PDF (not through the browser fixture, which the
 # conftest marks by): marked here, so that `-m "not browser"` leaves it out.
-pytestmark = pytest.mark.browser
+# Serial: building the PDF rebuilds the shared site to link it, under the
+# feet of any test reading the site beside it.
+pytestmark = [pytest.mark.browser, pytest.mark.serial]
 
 #: Pages of the book that are not lessons, and the toctree entries the PDF leaves out.
 NOT_LESSONS = {"glossary", "bibliography", "api", "auto_examples/index", "maintainers"}

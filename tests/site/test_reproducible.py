@@ -42,6 +42,10 @@ from site_support import DOCS, ROOT, BuildResult
 import book_pdf
 from book_tools import RESULTS_VAR, build_environment, sphinx_build
 
+# Serial: after test_pdf.py, in the same process, so that the site it rebuilds
+# from scratch is the published one, linking the PDF.
+pytestmark = pytest.mark.serial
+
 #: Pages and images that show wall-clock measurements.
 MEASURED = re.compile(
     r"(recurrence\.(html|ipynb)|lessons-notebooks\.zip"
