@@ -13,7 +13,11 @@ one ratio per recorded step: block 1's gradient norm over block 10's.
 
 The model and the data are smaller than the order task's elsewhere in the
 book (the sizes are printed below), so that the grid's 30 runs of 300
-updates each fit the book's build.
+updates each fit the book's build; ``run_depth_grid`` trains the 15 runs of
+each kind of stack together, as one batched computation
+(``batched=False`` trains them one at a time). At the large rate a run is
+chaotic: on your processor, or on a GPU, the seeds that relapse can differ
+from the book's page, which says what held under every arithmetic it tried.
 
 To run this example on your machine, download |wheel_download| and install it
 with ``pip install lessons_code-*.whl matplotlib pandas``.
@@ -129,7 +133,7 @@ pd.DataFrame(
 # %%
 # Loss curves
 # -----------
-# Post-norm on the top row, pre-norm below; one line per seed, a dot at each
+# Post-norm in the left column, pre-norm in the right; one line per seed, a dot at each
 # relapse, the same logarithmic y axis for all. The dotted line marks the
 # first update at the full rate after the warm-up.
 
@@ -154,7 +158,9 @@ for ax, (label, runs) in zip(axes.T.flat, grid.items(), strict=True):
     ax.set_xlabel("training step")
     ax.label_outer()
 fig.supylabel("binary cross-entropy")
-handles, labels = axes.flat[2].get_legend_handles_labels()
+handles, labels = axes[
+    2, 0
+].get_legend_handles_labels()  # a panel with the warm-up
 fig.legend(handles, labels, loc="outside lower center", ncols=3)
 fig.suptitle("Training loss of 10-block stacks (dashed: ln 2)")
 plt.show()

@@ -289,7 +289,7 @@ def full_batch_step(
 
 @dataclass
 class DepthRun:
-    """The record of one :func:`train_deep_stack` run.
+    """The record of one run of the depth study, alone or in a batched grid.
 
     Attributes
     ----------
@@ -837,8 +837,8 @@ def run_depth_grid(
 ) -> dict[str, list[DepthRun]]:
     """Train every configuration from every seed: the depth study.
 
-    Every combination is a run of :func:`train_deep_stack` on the same data,
-    with the same initial weights for a given seed and kind of stack. The
+    Every combination is a run like :func:`train_deep_stack`'s, on the same
+    data, with the same initial weights for a given seed and kind of stack. The
     models are tiny, so a step of one run is mostly Python and kernel-launch
     overhead; with ``batched`` (the default) all the runs of one kind of
     stack train together as one batched computation (``torch.func.vmap``
