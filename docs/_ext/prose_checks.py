@@ -290,6 +290,8 @@ def symbols_in(tex: str) -> set[str]:
     """
     tex = re.sub(r"\\(?:begin|end|label|tag)\{[^}]*\}", " ", tex)
     tex = re.sub(r"\\mathbb\{(\w)\}", r"\\mathbb\1", tex)
+    # A calligraphic letter is a symbol of its own: \mathcal{L} is not L.
+    tex = re.sub(r"\\mathcal\{(\w)\}", r"\\mathcal\1", tex)
     found: set[str] = set()
     found_last: str | None = None
     index = 0
@@ -322,7 +324,7 @@ def symbols_in(tex: str) -> set[str]:
         command = re.match(r"\\([A-Za-z]+)", tex[index:])
         if command:
             name = command.group(1)
-            if re.fullmatch(GREEK, name) or name == "ell" or name.startswith("mathbb"):
+            if re.fullmatch(GREEK, name) or name == "ell" or name.startswith(("mathbb", "mathcal")):
                 found.add(f"\\{name}")
                 found_last = f"\\{name}"
             index += command.end()

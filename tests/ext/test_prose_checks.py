@@ -128,6 +128,8 @@ def test_a_long_pasted_number_has_thousands_separators(value: str, reported: boo
         (r"d_\text{head}", {"d_head"}),
         (r"\operatorname{softmax}(\alpha) \in \mathbb{R}", {"softmax", r"\alpha", r"\mathbbR"}),
         (r"\text{for } \ell", {r"\ell"}),
+        # A calligraphic letter is not its plain letter: listing the loss does not list L.
+        (r"\mathcal{L} = L(L+1)", {r"\mathcalL", "L"}),
     ],
 )
 def test_symbols_of_a_formula(tex: str, symbols: set[str]) -> None:
