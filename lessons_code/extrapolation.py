@@ -40,13 +40,22 @@ import torch
 
 from lessons_code._checks import check_device, check_int, check_real
 from lessons_code.decoder_dates import IGNORE_INDEX, target_loss
-from lessons_code.modern import DecoderOnlyLM
+from lessons_code.modern import (
+    ROPE_BASE,
+    DecoderOnlyLM,
+    ModernBlock,
+    apply_rope,
+    rope_tables,
+)
+from lessons_code.multihead import split_heads
 from lessons_code.results import stored
 from lessons_code.training import seeded, warmup_linear_decay
+from lessons_code.transformer import _check_tokens
 
 __all__ = [
     "PreviousTokenExperiment",
     "previous_token_sequences",
+    "score_by_offset",
     "train_previous_token",
 ]
 
@@ -222,6 +231,7 @@ def train_previous_token(
     warmup_steps: int = 20,
     num_test: int = 512,
     device: torch.device | str | None = None,
+    rope_base: float = ROPE_BASE,
 ) -> PreviousTokenExperiment:
     """Train a model to copy the previous token on short sequences; score it on long ones.
 
@@ -306,6 +316,9 @@ def train_previous_token(
     device
         Where to train and score (default: the CPU); the returned model is
         on the CPU.
+    rope_base
+        The base of the rotary frequencies
+        (:func:`lessons_code.modern.rope_tables`), with ``positions="rope"``.
 
     Returns
     -------
@@ -349,6 +362,7 @@ def train_previous_token(
             f"warmup_steps must be at most steps = {steps}, got {warmup_steps}"
         )
     device = check_device(device, "device")
+    rope_base = check_real(rope_base, "rope_base", strict=True)
     settings: dict[str, int | float | str] = {
         "positions": positions,
         "train_len": train_len,
@@ -364,6 +378,7 @@ def train_previous_token(
         "warmup_steps": warmup_steps,
         "num_test": num_test,
         "device": str(device),
+        "rope_base": rope_base,
     }
 
     def build() -> DecoderOnlyLM:  # checks the sizes and positions
@@ -376,6 +391,7 @@ def train_previous_token(
             d_ff,
             test_len,
             positions=positions,
+            rope_base=rope_base,
         )
 
     data = torch.Generator().manual_seed(seed)
@@ -423,3 +439,98 @@ def train_previous_token(
         model=model,
         train_seconds=train_seconds,
     )
+
+
+def score_by_offset(
+    model: DecoderOnlyLM, tokens: torch.Tensor
+) -> torch.Tensor:
+    r"""Mean attention score of every head and rotary pair of the first block, by offset.
+
+    In the first block, the query of position ``m`` and the key of position
+    ``n`` score :math:`q_m k_n^\top / \sqrt{d}` after RoPE has turned them:
+    a sum over the head's feature pairs, in which pair ``i`` contributes its
+    two products, turned relative to each other by the angle
+    ``(m - n) * w_i``. For every head, pair and offset ``m - n = 0, ...,
+    T - 1`` this returns that contribution averaged over the sequences of
+    ``tokens`` and over the query positions that have a key that far back
+    (every score is averaged, whatever the causal mask then does with it).
+    Summed over the pairs it is the head's mean score at each offset.
+
+    Parameters
+    ----------
+    model
+        A :class:`~lessons_code.modern.DecoderOnlyLM` with rotary positions.
+    tokens
+        Token ids ``(B, T)`` the model reads.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(H, d / 2, T)``: head, feature pair, offset.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ``DecoderOnlyLM`` or ``tokens`` not an
+        integer tensor.
+    ValueError
+        If the model has no rotary positions, ``tokens`` is not ``(B, T)``
+        or holds an id outside the vocabulary.
+
+    Examples
+    --------
+    >>> model = DecoderOnlyLM(16, 32, 1, 4, 4, 64, 64)
+    >>> tokens, _ = previous_token_sequences(2, 10)
+    >>> by_pair = score_by_offset(model, tokens)
+    >>> by_pair.shape  # 4 heads, 4 pairs of a head of width 8, 10 offsets
+    torch.Size([4, 4, 10])
+    """
+    if not isinstance(model, DecoderOnlyLM):
+        raise TypeError(
+            f"model must be a lessons_code.modern.DecoderOnlyLM, got {type(model).__name__}"
+        )
+    if model.positions != "rope":
+        raise ValueError(
+            f"model must use rotary positions (positions='rope'), got {model.positions!r}"
+        )
+    tokens = _check_tokens(tokens, "tokens", model.vocab_size)
+    block = model.blocks[0]
+    assert isinstance(block, ModernBlock)
+    attention = block.self_attn
+    seen: list[torch.Tensor] = []
+    # The first block's attention input: the normalised embeddings.
+    hook = attention.register_forward_pre_hook(
+        lambda _, args: seen.append(args[0])
+    )
+    try:
+        with torch.no_grad():
+            model(tokens)
+    finally:
+        hook.remove()
+    x = seen[0]  # (B, T, D)
+    H, d = attention.num_heads, attention.d_head
+    T = x.shape[1]
+    with torch.no_grad():
+        q = split_heads(attention.q_proj(x), H)  # (B, H, T, d)
+        k = split_heads(attention.k_proj(x), attention.num_kv_heads)
+        k = k.repeat_interleave(
+            H // attention.num_kv_heads, dim=1
+        )  # (B, H, T, d)
+        cos, sin = rope_tables(
+            T, d, dtype=x.dtype, base=attention.rope_base
+        )
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        B = x.shape[0]
+        q_pairs = q.reshape(B, H, T, d // 2, 2)
+        k_pairs = k.reshape(B, H, T, d // 2, 2)
+        # (B, H, pair, query m, key n): the pair's part of the score
+        parts = (
+            torch.einsum("bhmic,bhnic->bhimn", q_pairs, k_pairs) / d**0.5
+        )
+        by_offset = [
+            torch.diagonal(parts, offset=-offset, dim1=-2, dim2=-1).mean(
+                dim=(0, -1)
+            )
+            for offset in range(T)
+        ]  # each (H, pair): the pairs (m, m - offset)
+    return torch.stack(by_offset, dim=-1)  # (H, d/2, T)

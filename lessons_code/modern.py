@@ -120,11 +120,12 @@ class RMSNorm(nn.Module):
 
     .. math::
 
-       \operatorname{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{D}\sum_j x_j^2
-       + \epsilon}} \odot g
+       \operatorname{RMSNorm}(x)_i = \frac{x_i}{\sqrt{\tfrac{1}{D}\sum_j x_j^2
+       + \varepsilon}}\;\gamma_i
 
     Unlike LayerNorm it subtracts no mean and adds no bias: it only rescales
-    each token to unit root mean square. It computes what
+    each token to unit root mean square, then multiplies feature ``i`` by
+    its learned gain :math:`\gamma_i` (``weight``). It computes what
     ``torch.nn.RMSNorm(D, eps=eps)`` computes; :meth:`from_torch` copies one.
 
     Parameters
@@ -295,14 +296,17 @@ def rope_tables(
     start: int = 0,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
+    base: float = ROPE_BASE,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Return the cosines and sines of the rotary angles ``p * w_i``.
 
     Feature pair ``(2i, 2i + 1)`` of a head at position ``p`` is turned by
-    the angle :math:`p\,\omega_i` with :math:`\omega_i = 10000^{-2i/d}`,
-    ``d = d_head``: the frequencies of the sinusoidal encoding, over the
-    width of one head. The angles are computed in float64 and the cosines
-    and sines rounded once, to ``dtype``; row ``t`` depends on its position
+    the angle :math:`p\,\omega_i` with ``w_i = base ** (-2i / d)``,
+    ``d = d_head``: with the default base, :math:`\omega_i = 10000^{-2i/d}`,
+    the frequencies of the sinusoidal encoding over the width of one head.
+    A larger base slows every pair but the first (Llama 3 uses 500,000).
+    The angles are computed in float64 and the cosines and sines rounded
+    once, to ``dtype``; row ``t`` depends on its position
     ``start + t`` alone, so the rows of a table that starts later equal
     the matching rows of a longer one.
 
@@ -319,6 +323,8 @@ def rope_tables(
         Floating-point dtype of the tables.
     device
         Device of the tables (default: the CPU).
+    base
+        The base of the frequencies, greater than 1.
 
     Returns
     -------
@@ -355,9 +361,10 @@ def rope_tables(
     start = check_int(start, "start", minimum=0)
     dtype = _check_dtype(dtype)
     device = check_device(device, "device")
+    base = _check_rope_base(base)
 
     pair = torch.arange(0, d_head, 2, dtype=torch.float64)  # (d/2,): 2i
-    inv_freq = ROPE_BASE ** (-pair / d_head)  # (d/2,): w_i
+    inv_freq = base ** (-pair / d_head)  # (d/2,): w_i
     positions = torch.arange(
         start, start + num_positions, dtype=torch.float64
     )  # (T,)
@@ -365,6 +372,14 @@ def rope_tables(
     cos = torch.cos(angles).to(device=device, dtype=dtype)
     sin = torch.sin(angles).to(device=device, dtype=dtype)
     return cos, sin  # (T, d/2), (T, d/2)
+
+
+def _check_rope_base(base: object, name: str = "base") -> float:
+    """Return ``base`` as a float if it is a real number greater than 1."""
+    base = check_real(base, name, strict=True)
+    if base <= 1:
+        raise ValueError(f"{name} must be greater than 1, got {base}")
+    return base
 
 
 def _check_even_head(d_head: object) -> int:
@@ -694,6 +709,8 @@ class GroupedQueryAttention(nn.Module):
     rope
         Turn the queries and keys by their positions (then ``d_head`` must
         be even); ``False`` leaves the attention without positions.
+    rope_base
+        The base of the rotary frequencies (:func:`rope_tables`).
 
     Shape
     -----
@@ -728,6 +745,7 @@ class GroupedQueryAttention(nn.Module):
         num_kv_heads: int,
         *,
         rope: bool = True,
+        rope_base: float = ROPE_BASE,
     ) -> None:
         super().__init__()
         d_model = check_int(d_model, "d_model", minimum=1)
@@ -735,6 +753,7 @@ class GroupedQueryAttention(nn.Module):
         num_kv_heads = check_int(num_kv_heads, "num_kv_heads", minimum=1)
         _check_heads(d_model, num_heads, num_kv_heads)
         self.rope = check_bool(rope, "rope")
+        self.rope_base = _check_rope_base(rope_base, "rope_base")
         self.d_model = d_model
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads
@@ -815,6 +834,7 @@ class GroupedQueryAttention(nn.Module):
                 start=start,
                 dtype=x.dtype,
                 device=x.device,
+                base=self.rope_base,
             )  # (T, d/2) each
             q = apply_rope(q, cos, sin)  # (B, H, T, d)
             k = apply_rope(k, cos, sin)  # (B, H_kv, T, d)
@@ -1058,7 +1078,7 @@ def kv_cache_size(
 
     Every layer keeps a key and a value vector of width ``d_head`` per
     sequence, key/value head and position:
-    ``2 * L * B * T * H_kv * d_head`` numbers. Only ``H_kv`` enters, not the
+    ``2 * N * B * T * H_kv * d_head`` numbers. Only ``H_kv`` enters, not the
     number of query heads: grouped-query attention with ``H_kv`` heads
     stores ``H / H_kv`` times less than multi-head attention, multi-query
     attention (``H_kv = 1``) ``H`` times less.
@@ -1066,7 +1086,7 @@ def kv_cache_size(
     Parameters
     ----------
     num_layers
-        Number of layers ``L``.
+        Number of layers (blocks) ``N``.
     batch_size
         Number of sequences ``B``.
     seq_len
@@ -1099,13 +1119,13 @@ def kv_cache_size(
     >>> mha["numbers"], mha["bytes"], mha["numbers"] // mqa["numbers"]
     (262144, 1048576, 8)
     """
-    L = check_int(num_layers, "num_layers", minimum=1)
+    N = check_int(num_layers, "num_layers", minimum=1)
     B = check_int(batch_size, "batch_size", minimum=1)
     T = check_int(seq_len, "seq_len", minimum=1)
     H_kv = check_int(num_kv_heads, "num_kv_heads", minimum=1)
     d = check_int(d_head, "d_head", minimum=1)
     dtype = _check_dtype(dtype)
-    numbers = 2 * L * B * T * H_kv * d  # keys and values
+    numbers = 2 * N * B * T * H_kv * d  # keys and values
     return {"numbers": numbers, "bytes": numbers * dtype.itemsize}
 
 
@@ -1196,6 +1216,8 @@ class ModernBlock(nn.Module):
         The RMSNorms' epsilon (Llama's default is ``1e-6``).
     rope
         Rotary positions in the attention.
+    rope_base
+        The base of the rotary frequencies (:func:`rope_tables`).
 
     Shape
     -----
@@ -1228,10 +1250,15 @@ class ModernBlock(nn.Module):
         *,
         eps: float = 1e-6,
         rope: bool = True,
+        rope_base: float = ROPE_BASE,
     ) -> None:
         super().__init__()
         self.self_attn = GroupedQueryAttention(
-            d_model, num_heads, num_kv_heads, rope=rope
+            d_model,
+            num_heads,
+            num_kv_heads,
+            rope=rope,
+            rope_base=rope_base,
         )
         self.feed_forward = SwiGLU(d_model, d_ff)
         self.norm1 = RMSNorm(d_model, eps)
@@ -1399,7 +1426,7 @@ class DecoderOnlyLM(nn.Module):
     d_model
         Model width ``D``.
     num_layers
-        Number of :class:`ModernBlock` layers ``L``.
+        Number of :class:`ModernBlock` layers ``N``.
     num_heads
         Query heads ``H``; it must divide ``D``.
     num_kv_heads
@@ -1416,6 +1443,9 @@ class DecoderOnlyLM(nn.Module):
         Share the embedding matrix with the output layer.
     eps
         The RMSNorms' epsilon.
+    rope_base
+        The base of the rotary frequencies (:func:`rope_tables`), with
+        ``positions="rope"``.
 
     Shape
     -----
@@ -1453,6 +1483,7 @@ class DecoderOnlyLM(nn.Module):
         positions: str = "rope",
         tie_weights: bool = False,
         eps: float = 1e-6,
+        rope_base: float = ROPE_BASE,
     ) -> None:
         super().__init__()
         self.vocab_size = check_int(vocab_size, "vocab_size", minimum=1)
@@ -1481,6 +1512,7 @@ class DecoderOnlyLM(nn.Module):
                 d_ff,
                 eps=eps,
                 rope=positions == "rope",
+                rope_base=rope_base,
             )
             for _ in range(self.num_layers)
         )
@@ -1758,8 +1790,15 @@ def sample(
     ----------
     logits
         Next-token scores, one row per sequence.
-    temperature, top_k, top_p
-        As in :func:`next_token_distribution`.
+    temperature
+        Divisor of the logits, as in :func:`next_token_distribution`; 0 is
+        greedy.
+    top_k
+        Keep the ``top_k`` most likely tokens, as in
+        :func:`next_token_distribution`.
+    top_p
+        Keep the nucleus of mass ``top_p``, as in
+        :func:`next_token_distribution`.
     generator
         The random number generator (default: PyTorch's global one).
 
@@ -1843,9 +1882,13 @@ def generate(
         model's ``max_len`` (the last token is not fed back).
     use_cache
         Use a key-value cache.
-    temperature, top_k, top_p
-        The sampler (:func:`next_token_distribution`); ``temperature=0``
-        is greedy decoding.
+    temperature
+        Divisor of the logits before the softmax; 0 is greedy decoding (see
+        :func:`next_token_distribution`).
+    top_k
+        Draw only among the ``top_k`` most likely tokens; ``None`` keeps all.
+    top_p
+        Draw only from the nucleus of mass ``top_p``; ``None`` keeps all.
     generator
         Random number generator for the draws.
     return_logits

@@ -13,9 +13,10 @@ from lessons_code.decoder_dates import IGNORE_INDEX
 from lessons_code.extrapolation import (
     PreviousTokenExperiment,
     previous_token_sequences,
+    score_by_offset,
     train_previous_token,
 )
-from lessons_code.modern import DecoderOnlyLM
+from lessons_code.modern import DecoderOnlyLM, apply_rope, rope_tables
 from lessons_code.results import ENV_VAR
 
 # A model small enough to train a few steps in well under a second.
@@ -89,7 +90,7 @@ def test_sequence_errors() -> None:
 
 def test_result_shapes_and_settings(run: PreviousTokenExperiment) -> None:
     assert run.seed == 0
-    assert run.settings == {**TINY, "positions": "rope", "device": "cpu"}
+    assert run.settings == {**TINY, "positions": "rope", "device": "cpu", "rope_base": 10000.0}
     assert run.losses.shape == run.learning_rates.shape == (20,)
     assert run.accuracy.shape == (14,)
     assert np.isnan(run.accuracy[0])
@@ -202,3 +203,47 @@ def test_both_learn_the_trained_length_and_rope_extrapolates(
         assert run.accuracy[1:train_len].mean() >= 0.99
     beyond = slice(train_len, 2 * train_len)
     assert rope.accuracy[beyond].mean() > sinusoidal.accuracy[beyond].mean() + 0.3
+
+
+def test_score_by_offset_splits_each_heads_mean_score_into_its_pairs() -> None:
+    torch.manual_seed(0)
+    model = DecoderOnlyLM(7, 16, 2, 4, 2, 32, 12, rope_base=100.0).eval()  # GQA, 2 blocks
+    tokens = torch.randint(0, 7, (5, 9))
+    by_pair = score_by_offset(model, tokens)  # (H, pairs, T)
+    assert by_pair.shape == (4, 2, 9)
+    # Independently: the first block's full scores, q k^T / sqrt(d), by offset.
+    attention = model.blocks[0].self_attn
+    with torch.no_grad():
+        x = model.blocks[0].norm1(model.embedding(tokens))  # (B, T, D)
+        q = attention.q_proj(x).view(5, 9, 4, 4).transpose(1, 2)  # (B, H, T, d)
+        k = attention.k_proj(x).view(5, 9, 2, 4).transpose(1, 2)
+        k = k.repeat_interleave(2, dim=1)
+        cos, sin = rope_tables(9, 4, base=100.0)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        scores = q @ k.transpose(-1, -2) / 2.0  # (B, H, T, T)
+    for offset in (0, 1, 5, 8):
+        expected = torch.diagonal(scores, offset=-offset, dim1=-2, dim2=-1).mean(dim=(0, -1))
+        torch.testing.assert_close(by_pair[:, :, offset].sum(dim=1), expected)
+    # Another base turns the pairs differently: the slow pair's parts change.
+    model.blocks[0].self_attn.rope_base = 10000.0
+    assert not torch.allclose(score_by_offset(model, tokens)[:, 1], by_pair[:, 1])
+
+
+def test_score_by_offset_errors() -> None:
+    tokens = torch.zeros(1, 3, dtype=torch.long)
+    with pytest.raises(TypeError, match="model"):
+        score_by_offset(torch.nn.Linear(2, 2), tokens)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rotary"):
+        score_by_offset(DecoderOnlyLM(4, 8, 1, 2, 2, 8, 8, positions="sinusoidal"), tokens)
+    with pytest.raises(ValueError, match="tokens"):
+        score_by_offset(DecoderOnlyLM(4, 8, 1, 2, 2, 8, 8), torch.full((1, 3), 9))
+
+
+def test_a_larger_rope_base_is_passed_to_every_block() -> None:
+    run = train_previous_token(0, **{**TINY, "steps": 4}, rope_base=500_000.0)
+    assert run.settings["rope_base"] == 500_000.0
+    assert all(block.self_attn.rope_base == 500_000.0 for block in run.model.blocks)
+    with pytest.raises(ValueError, match="rope_base"):
+        DecoderOnlyLM(4, 8, 1, 2, 2, 8, 8, rope_base=1.0)
+    with pytest.raises(TypeError, match="rope_base"):
+        train_previous_token(0, **TINY, rope_base="big")  # type: ignore[arg-type]

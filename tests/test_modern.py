@@ -832,3 +832,18 @@ def test_generate_restores_the_mode() -> None:
     model = tiny_model().train()
     generate(model, torch.tensor([[1, 2]]), 3)
     assert model.training
+
+
+def test_rope_tables_base_sets_the_frequencies() -> None:
+    default, _ = rope_tables(3, 8)
+    same, _ = rope_tables(3, 8, base=10000.0)
+    torch.testing.assert_close(default, same, rtol=0, atol=0)
+    cos, sin = rope_tables(3, 8, base=500_000.0)  # position 1: cos(w_i), w_i = base^(-2i/8)
+    expected = torch.tensor([500_000.0 ** (-i / 4) for i in range(4)], dtype=torch.float64)
+    torch.testing.assert_close(cos[1], torch.cos(expected).float())
+    torch.testing.assert_close(sin[2], torch.sin(2 * expected).float())
+    assert cos[1, 0] == default[1, 0]  # the first pair turns at 1 whatever the base
+    with pytest.raises(ValueError, match="base"):
+        rope_tables(3, 8, base=0.5)
+    with pytest.raises(TypeError, match="base"):
+        rope_tables(3, 8, base="big")  # type: ignore[arg-type]
