@@ -174,6 +174,7 @@ class _Converter:
                 raise ExtensionError(f"{self.docname}: no glued value {key!r}")
             return str(format_plain_text(self.glued[key], spec or "s"))
         if name == "term":
+            key = " ".join(key.split())  # Sphinx reads a term across a line break
             if key.lower() not in self.glossary:
                 raise ExtensionError(f"{self.docname}: no glossary entry {key!r}")
             if self.defining:  # in a definition: the glossary lists it or not
