@@ -20,7 +20,6 @@ any format.
 from __future__ import annotations
 
 import datetime
-import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,11 +36,7 @@ from lessons_code._checks import (
     check_real,
 )
 from lessons_code.results import stored
-from lessons_code.training import (
-    seeded,
-    warmup_inverse_sqrt,
-    warmup_linear_decay,
-)
+from lessons_code.training import adam_with_warmup, seeded
 from lessons_code.transformer import (
     Transformer,
     _check_tokens,
@@ -1012,20 +1007,9 @@ def train_date_model(
             positional=positional,
         ),
     )
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
+    optimizer, scheduler = adam_with_warmup(
+        model.parameters(), peak_lr, warmup_steps, steps, decay=schedule
     )
-    if schedule == "linear":
-        factor = functools.partial(
-            warmup_linear_decay,
-            warmup_steps=warmup_steps,
-            total_steps=steps,
-        )
-    else:
-        factor = functools.partial(
-            warmup_inverse_sqrt, warmup_steps=warmup_steps
-        )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     batches = torch.Generator().manual_seed(seed)
     losses = np.empty(steps)
     rates = np.empty(steps)

@@ -27,7 +27,6 @@ format.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from lessons_code.dates import (
 )
 from lessons_code.modern import DecoderOnlyLM, generate
 from lessons_code.results import stored
-from lessons_code.training import seeded, warmup_linear_decay
+from lessons_code.training import adam_with_warmup, seeded
 
 __all__ = [
     "IGNORE_INDEX",
@@ -533,13 +532,9 @@ def train_decoder_dates(
     train_dates, test_dates = split_dates(num_test_dates, seed)
     inputs, labels = date_sequences(date_pairs(train_dates))  # (N, T)
     inputs, labels = inputs.to(device), labels.to(device)
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
+    optimizer, scheduler = adam_with_warmup(
+        model.parameters(), peak_lr, warmup_steps, steps
     )
-    factor = functools.partial(
-        warmup_linear_decay, warmup_steps=warmup_steps, total_steps=steps
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     batches = torch.Generator().manual_seed(seed)
     losses = np.empty(steps)
     rates = np.empty(steps)

@@ -31,7 +31,6 @@ schemes on the same data, from the same seed.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 
@@ -49,7 +48,7 @@ from lessons_code.modern import (
 )
 from lessons_code.multihead import split_heads
 from lessons_code.results import stored
-from lessons_code.training import seeded, warmup_linear_decay
+from lessons_code.training import adam_with_warmup, seeded
 from lessons_code.transformer import _check_tokens
 
 __all__ = [
@@ -400,13 +399,9 @@ def train_previous_token(
     )  # (num_test, test_len) each, drawn before any batch
     began = time.perf_counter()
     model = seeded(seed, build).to(device)
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
+    optimizer, scheduler = adam_with_warmup(
+        model.parameters(), peak_lr, warmup_steps, steps
     )
-    factor = functools.partial(
-        warmup_linear_decay, warmup_steps=warmup_steps, total_steps=steps
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     losses = np.empty(steps)
     rates = np.empty(steps)
     model.train()

@@ -4,16 +4,18 @@ The order-detection experiment (:mod:`lessons_code.order_task`) and the depth
 study (:mod:`lessons_code.depth`) build every model with :func:`seeded`,
 score it with :func:`accuracy` and train their grids of runs with
 :func:`map_in_threads`, so the two experiments seed, measure and parallelise
-the same way. Each helper works on any model and any list of settings, so a
+the same way. The date, copying and text models train with
+:func:`adam_with_warmup`. Each helper works on any model and any list of settings, so a
 reader can use them for experiments of their own.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -23,11 +25,13 @@ from torch import nn
 from lessons_code._checks import (
     check_int,
     check_like,
+    check_real,
     check_tensor,
 )
 
 __all__ = [
     "accuracy",
+    "adam_with_warmup",
     "map_in_threads",
     "seeded",
     "warmup_inverse_sqrt",
@@ -289,3 +293,79 @@ def warmup_linear_decay(
     rise = (step + 1) / warmup_steps
     fall = (total_steps - step) / (total_steps - warmup_steps + 1)
     return max(0.0, min(rise, fall))
+
+
+def adam_with_warmup(
+    parameters: Iterable[nn.Parameter],
+    peak_lr: float,
+    warmup_steps: int,
+    total_steps: int,
+    *,
+    decay: str = "linear",
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    """Return the 2017 paper's Adam and a warm-up schedule for it.
+
+    Adam with ``betas=(0.9, 0.98)`` and ``eps=1e-9``, as Vaswani et al.
+    trained, starting at ``peak_lr``, and a ``LambdaLR`` that multiplies
+    the rate by :func:`warmup_linear_decay` (``decay="linear"``) or
+    :func:`warmup_inverse_sqrt` (``"inverse_sqrt"``, the paper's own
+    decay). Step the scheduler after every optimiser step.
+
+    Parameters
+    ----------
+    parameters
+        The parameters to train.
+    peak_lr
+        The rate at the end of the warm-up (positive).
+    warmup_steps
+        Length of the linear warm-up, at least 1.
+    total_steps
+        Number of updates of the whole training, at least
+        ``warmup_steps`` (the linear decay ends there).
+    decay
+        ``"linear"`` or ``"inverse_sqrt"``.
+
+    Returns
+    -------
+    tuple
+        ``(optimizer, scheduler)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``peak_lr`` is not positive, ``warmup_steps < 1``,
+        ``total_steps < warmup_steps`` or ``decay`` names no schedule.
+
+    Examples
+    --------
+    >>> layer = nn.Linear(2, 2)
+    >>> optimizer, scheduler = adam_with_warmup(layer.parameters(), 1e-3, 2, 6)
+    >>> optimizer.param_groups[0]["lr"]  # the first step's rate: half the peak
+    0.0005
+    """
+    peak_lr = check_real(peak_lr, "peak_lr", strict=True)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    total_steps = check_int(
+        total_steps, "total_steps", minimum=warmup_steps
+    )
+    factor: Callable[[int], float]
+    if decay == "linear":
+        factor = functools.partial(
+            warmup_linear_decay,
+            warmup_steps=warmup_steps,
+            total_steps=total_steps,
+        )
+    elif decay == "inverse_sqrt":
+        factor = functools.partial(
+            warmup_inverse_sqrt, warmup_steps=warmup_steps
+        )
+    else:
+        raise ValueError(
+            f"decay must be 'linear' or 'inverse_sqrt', got {decay!r}"
+        )
+    optimizer = torch.optim.Adam(
+        parameters, lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
+    )
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

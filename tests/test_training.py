@@ -11,6 +11,7 @@ from torch import nn
 
 from lessons_code.training import (
     accuracy,
+    adam_with_warmup,
     map_in_threads,
     seeded,
     warmup_inverse_sqrt,
@@ -150,3 +151,39 @@ def test_schedules_reject_bad_input() -> None:
         warmup_linear_decay(0, 5, 4)
     with pytest.raises(TypeError, match="step must be an integer"):
         warmup_inverse_sqrt(1.5, 2)  # type: ignore[arg-type]
+
+
+def test_adam_with_warmup_follows_its_schedule() -> None:
+    layer = torch.nn.Linear(2, 2)
+    optimizer, scheduler = adam_with_warmup(layer.parameters(), 1e-2, 2, 6)
+    assert optimizer.defaults["betas"] == (0.9, 0.98)
+    assert optimizer.defaults["eps"] == 1e-9
+    rates = []
+    for _step in range(6):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    expected = [1e-2 * warmup_linear_decay(step, 2, 6) for step in range(6)]
+    assert rates == pytest.approx(expected)
+    _, inverse = adam_with_warmup(
+        torch.nn.Linear(2, 2).parameters(), 1e-2, 4, 10, decay="inverse_sqrt"
+    )
+    assert inverse.get_last_lr()[0] == pytest.approx(1e-2 * warmup_inverse_sqrt(0, 4))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ((0.0, 2, 6), ValueError, "peak_lr"),
+        ((1e-3, 0, 6), ValueError, "warmup_steps"),
+        ((1e-3, 4, 3), ValueError, "total_steps"),
+        ((1e-3, 2.0, 6), TypeError, "warmup_steps"),
+    ],
+)
+def test_adam_with_warmup_rejects_bad_input(
+    arguments: tuple[float, int, int], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        adam_with_warmup(torch.nn.Linear(2, 2).parameters(), *arguments)
+    with pytest.raises(ValueError, match="decay must be"):
+        adam_with_warmup(torch.nn.Linear(2, 2).parameters(), 1e-3, 2, 6, decay="cosine")
