@@ -347,6 +347,27 @@ class DepthRun:
         return [norms[0] / norms[-1] for norms in self.grad_norms]
 
 
+def _check_depth_sizes(**sizes: object) -> dict[str, int]:
+    """Check the sizes the depth study's trainers share; return them as integers.
+
+    Every size is an integer of at least 1 (``seq_len`` at least 2), and
+    ``num_heads`` must divide ``d_model``; a wrong one raises ``TypeError``
+    or ``ValueError`` naming it.
+    """
+    checked = {
+        name: check_int(
+            value, name, minimum=2 if name == "seq_len" else 1
+        )
+        for name, value in sizes.items()
+    }
+    if checked["d_model"] % checked["num_heads"]:
+        raise ValueError(
+            f"num_heads must divide d_model = {checked['d_model']}, "
+            f"got {checked['num_heads']}"
+        )
+    return checked
+
+
 def _warmup_factor(warmup_steps: int) -> Callable[[int], float]:
     """Return the factor of update ``s`` (from 0) in a linear warm-up of ``warmup_steps``."""
 
@@ -439,20 +460,28 @@ def train_deep_stack(
     (3, [0, 1, 2], 2)
     """
     norm_first = check_bool(norm_first, "norm_first")
-    num_layers = check_int(num_layers, "num_layers", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
-    steps = check_int(steps, "steps", minimum=1)
     lr = check_real(lr, "lr", strict=True)
     warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=0)
-    record_every = check_int(record_every, "record_every", minimum=1)
-    n_train = check_int(n_train, "n_train", minimum=1)
-    d_model = check_int(d_model, "d_model", minimum=1)
-    num_heads = check_int(num_heads, "num_heads", minimum=1)
-    d_ff = check_int(d_ff, "d_ff", minimum=1)
-    if d_model % num_heads:
-        raise ValueError(
-            f"num_heads must divide d_model = {d_model}, got {num_heads}"
-        )
+    (
+        num_layers,
+        steps,
+        record_every,
+        n_train,
+        seq_len,
+        d_model,
+        num_heads,
+        d_ff,
+    ) = _check_depth_sizes(
+        num_layers=num_layers,
+        steps=steps,
+        record_every=record_every,
+        n_train=n_train,
+        seq_len=seq_len,
+        d_model=d_model,
+        num_heads=num_heads,
+        d_ff=d_ff,
+    ).values()
     device = check_device(device, "device")
 
     data = make_order_splits(seq_len, d_model=d_model, n_train=n_train)
@@ -586,10 +615,11 @@ def _train_stacks_together(
     template = copy.deepcopy(models[0]).to("meta")  # shapes, no storage
 
     def one_run(flat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        params = dict(zip(names, torch.split(flat, sizes), strict=True))
         params = {
-            name: params[name].view(shape)
-            for name, shape in zip(names, shapes, strict=True)
+            name: part.view(shape)
+            for name, part, shape in zip(
+                names, torch.split(flat, sizes), shapes, strict=True
+            )
         }
         return functional_call(template, params, (x,))  # (B,)
 
@@ -921,22 +951,16 @@ def run_depth_grid(
         )
     seeds = check_int_list(seeds, "seeds", minimum=0)
     batched = check_bool(batched, "batched")
-    sizes = {
-        "num_layers": check_int(num_layers, "num_layers", minimum=1),
-        "steps": check_int(steps, "steps", minimum=1),
-        "record_every": check_int(
-            record_every, "record_every", minimum=1
-        ),
-        "n_train": check_int(n_train, "n_train", minimum=1),
-        "seq_len": check_int(seq_len, "seq_len", minimum=2),
-        "d_model": check_int(d_model, "d_model", minimum=1),
-        "num_heads": check_int(num_heads, "num_heads", minimum=1),
-        "d_ff": check_int(d_ff, "d_ff", minimum=1),
-    }
-    if d_model % num_heads:
-        raise ValueError(
-            f"num_heads must divide d_model = {d_model}, got {num_heads}"
-        )
+    sizes = _check_depth_sizes(
+        num_layers=num_layers,
+        steps=steps,
+        record_every=record_every,
+        n_train=n_train,
+        seq_len=seq_len,
+        d_model=d_model,
+        num_heads=num_heads,
+        d_ff=d_ff,
+    )
     device = check_device(device, "device")
     if batched:
         kinds = list(
