@@ -3,8 +3,9 @@
 The caches of MyST-NB (jupyter-cache, keyed on a page's code cells) and
 sphinx-gallery (an md5 stamp per script) only see a page's or an example's
 own code. Its output also depends on the ``lessons_code`` modules it imports
-(followed through the package's own imports) and on the figure settings
-(``book_figures.py``). Those files are its *dependencies*:
+(followed through the package's own imports), on the book's build modules it
+imports (``from bounds import at_least`` reads ``docs/_ext/bounds.py``) and
+on the figure settings (``book_figures.py``). Those files are its *dependencies*:
 
 * Lesson pages: each dependency is noted for Sphinx, so an edit makes Sphinx
   read the page again. A hidden first cell is put in every notebook page: it
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PACKAGE = "lessons_code"
-FIGURE_SETTINGS = Path(__file__).with_name("book_figures.py")
+EXT = Path(__file__).resolve().parent
+FIGURE_SETTINGS = EXT / "book_figures.py"
 _CELL_BREAK = "\n# -- next cell --\n"
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 FIRST_CELL = """
@@ -103,23 +105,49 @@ def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
     return {name for name in names if name.split(".")[0] == PACKAGE}
 
 
+def local_modules(code: str) -> set[str]:
+    """File names of the book's own build modules (``docs/_ext``) that ``code`` imports.
+
+    A page's kernel has ``docs/_ext`` on its path (the first cell puts it
+    there), so ``from bounds import at_least`` reads ``docs/_ext/bounds.py``.
+    """
+    names: set[str] = set()
+    for cell in code.split(_CELL_BREAK):
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+    return {f"{name}.py" for name in names if (EXT / f"{name}.py").is_file()}
+
+
 @functools.lru_cache(maxsize=256)
 def _file_imports(path: Path, mtime_ns: int) -> frozenset[str]:
-    return frozenset(imported_modules(path.read_text(encoding="utf-8")))
+    text = path.read_text(encoding="utf-8")
+    return frozenset(imported_modules(text) | local_modules(text))
 
 
 def dependencies(root: Path, code: str) -> dict[str, Path]:
     """The files ``code``'s output depends on, by name.
 
-    They are the package modules it imports, followed through the package's
-    own imports, and the figure settings.
+    They are the package modules it imports and the book's build modules
+    (``docs/_ext``) it imports, each followed through its own imports, and
+    the figure settings, which the first cell applies to every page.
     """
     found: dict[str, Path] = {}
-    pending = [PACKAGE, *sorted(imported_modules(code))]
+    pending = [PACKAGE, *sorted(imported_modules(code) | local_modules(code))]
     while pending:
         module = pending.pop()
-        base = root.joinpath(*module.split(".")[1:])
-        for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if module.endswith(".py"):  # a build module
+            candidates = [EXT / module]
+        else:
+            base = root.joinpath(*module.split(".")[1:])
+            candidates = [base.with_suffix(".py"), base / "__init__.py"]
+        for path in candidates:
             if path.is_file() and module not in found:
                 found[module] = path
                 pending.extend(_file_imports(path, path.stat().st_mtime_ns))

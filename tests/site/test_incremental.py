@@ -7,13 +7,15 @@ three lesson pages and two gallery examples:
 * ``indirect`` imports ``lessons_code.order_task``, which imports
   ``positional`` in turn, and only in a removed cell (a cell with options:
   the import must be seen all the same);
-* ``unrelated`` and ``plot_unrelated.py`` never load ``positional``.
+* ``unrelated`` and ``plot_unrelated.py`` never load ``positional``;
+  ``unrelated`` imports ``bounds``, one of the book's build modules.
 
 Every page and example prints a value computed by the package and a stamp of
 the moment it ran, so the built HTML tells both what was computed and whether
 it was computed again. The copy is built once from scratch, then rebuilt after
-no change, after a prose edit, after an edit to one example, and after an edit
-to ``positional.py`` that doubles every encoding.
+no change, after a prose edit, after an edit to one example, after an edit to
+``bounds.py`` and after an edit to ``positional.py`` that doubles every
+encoding.
 """
 
 from __future__ import annotations
@@ -54,7 +56,12 @@ UNRELATED_PAGE = NOTEBOOK_HEADER + (
     "import numpy as np\n\n"
     "from lessons_code.attention import softmax\n\n"
     "print('unrelated', softmax(np.zeros(4)).tolist())\n"
-    f"{STAMP}```\n"
+    f"{STAMP}```\n\n"
+    # a build module on the kernel's path (docs/_ext): a dependency too
+    "```{code-cell} ipython3\n"
+    ":tags: [remove-cell]\n\n"
+    "from bounds import at_least\n"
+    "```\n"
 )
 # Not a notebook: the API reference's lists of the lessons that import a name.
 LISTING_PAGE = (
@@ -224,6 +231,16 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
         k: v for k, v in first.items() if k != "plot_unrelated"
     }
 
+    # A build module a page's kernel imports (docs/_ext/bounds.py): that page
+    # runs again, and only that one.
+    bounds = docs / "_ext" / "bounds.py"
+    bounds.write_text(bounds.read_text(encoding="utf-8") + "# An edit.\n", encoding="utf-8")
+    ran_pages, ran_examples, after_bounds = rebuild(docs)
+    assert (ran_pages, ran_examples) == ({"unrelated.md"}, set())
+    assert WHY["unrelated"] == "bounds.py changed"
+    assert after_bounds["unrelated"][1] != first["unrelated"][1]
+    assert after_bounds["direct"] == first["direct"]
+
     # The package: every page and example that loads positional.py runs again,
     # directly or through order_task, and shows the doubled encoding; the
     # others keep their outputs.
@@ -238,7 +255,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
     assert after_edit["indirect"][0] != first["indirect"][0]
     for name in ("direct", "indirect", "plot_direct"):
         assert after_edit[name][1] != first[name][1], f"{name} was not executed again"
-    assert after_edit["unrelated"] == first["unrelated"]
+    assert after_edit["unrelated"] == after_bounds["unrelated"]
     assert after_edit["plot_unrelated"] == after_example["plot_unrelated"]
 
     # A lesson starts to import the name: it runs again, and the listing
