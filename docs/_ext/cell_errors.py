@@ -62,15 +62,14 @@ def report_failed_cell(app: Sphinx, doctree: nodes.document) -> None:
 def _failed_cell(app: Sphinx, docname: str, text: str) -> tuple[int | None, str | None]:
     """(line, message) of the cell whose error the saved notebook holds, or (None, None)."""
     cells = _READ(saved_notebook(Path(app.outdir), docname), as_version=4).cells
-    shift = 0
-    if cells and is_build_only(cells[0]):
-        shift = 1
-        if _errors(cells[0]):
-            error = _errors(cells[0])[0]
-            setup = "the build's first cell (code_deps.FIRST_CELL, book_figures.setup_code)"
-            return 1, f"{setup} raised {error.ename}: {error.evalue}"
+    if cells and is_build_only(cells[-1]):
+        if _errors(cells[-1]):
+            error = _errors(cells[-1])[0]
+            setup = "the build's last cell (code_deps.LAST_CELL)"
+            return None, f"{setup} raised {error.ename}: {error.evalue}"
+        cells = cells[:-1]
     page = read_page(text)
-    for cell, ran in zip(page.cells, cells[shift:], strict=True):
+    for cell, ran in zip(page.cells, cells, strict=True):
         errors = _errors(ran)
         if errors:
             line = first_code_line(text, cell.line, cell.source)

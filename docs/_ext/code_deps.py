@@ -8,10 +8,11 @@ imports (``from bounds import at_least`` reads ``docs/_ext/bounds.py``) and
 on the figure settings (``book_figures.py``). Those files are its *dependencies*:
 
 * Lesson pages: each dependency is noted for Sphinx, so an edit makes Sphinx
-  read the page again. A hidden first cell is put in every notebook page: it
-  applies the figure settings (``book_figures.setup_code``) and carries, as a
-  comment, a digest of the dependencies, so jupyter-cache sees new code and
-  executes the page again.
+  read the page again. A hidden cell is put after the last line of every
+  notebook page (no line of the page moves): it carries, as a comment, a
+  digest of the dependencies, so jupyter-cache sees new code and executes the
+  page again. The kernel itself is set up by an IPython startup file
+  (``KERNEL_SETUP``: ``docs/_ext`` on the path, the figure settings applied).
 * Gallery examples: before sphinx-gallery runs, an example whose dependencies
   changed since the last build loses its ``.md5`` stamp.
 
@@ -31,12 +32,11 @@ import ast
 import functools
 import hashlib
 import json
-import re
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_figures import setup_code
 from book_pages import is_lesson, is_lesson_text, read_page
 from docutils import nodes
 from sphinx.util import logging
@@ -52,15 +52,34 @@ PACKAGE = "lessons_code"
 EXT = Path(__file__).resolve().parent
 FIGURE_SETTINGS = EXT / "book_figures.py"
 _CELL_BREAK = "\n# -- next cell --\n"
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
-FIRST_CELL = """
+#: Put after a notebook page's last line, so that no line of the page moves
+#: (a warning names the file's own line). Its digest of the page's
+#: dependencies is new code to jupyter-cache when one of them changes; it
+#: also checks that the kernel's startup file ran (``KERNEL_SETUP``).
+LAST_CELL = """
+
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
 
 # Build only (docs/_ext/code_deps.py); dependencies' digest: {digest}
-{setup}```
+assert globals().get("BOOK_KERNEL_SETUP"), "the kernel's startup file did not run"
+```
 """
-_BUILD_ONLY = FIRST_CELL.split("{digest}", 1)[0].rsplit("\n", 1)[-1]
+_BUILD_ONLY = "# Build only (docs/_ext/code_deps.py)"
+#: Run by every lesson page's kernel before its first cell: an IPython
+#: startup file in the build's own IPython folder (``IPYTHONDIR``, set by
+#: :func:`on_builder_inited`). It puts ``docs/_ext`` on the path (a page may
+#: import ``book_figures`` or ``bounds``) and applies the figure settings.
+KERNEL_SETUP = """\
+# The book's kernel setup (docs/_ext/code_deps.py, KERNEL_SETUP).
+import sys
+
+sys.path.insert(0, {ext!r})
+import book_figures
+
+book_figures.apply_to_notebook()
+BOOK_KERNEL_SETUP = True
+"""
 
 
 def is_build_only(cell: Any) -> bool:
@@ -108,8 +127,8 @@ def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
 def local_modules(code: str) -> set[str]:
     """File names of the book's own build modules (``docs/_ext``) that ``code`` imports.
 
-    A page's kernel has ``docs/_ext`` on its path (the first cell puts it
-    there), so ``from bounds import at_least`` reads ``docs/_ext/bounds.py``.
+    A page's kernel has ``docs/_ext`` on its path (its startup file puts
+    it there), so ``from bounds import at_least`` reads ``docs/_ext/bounds.py``.
     """
     names: set[str] = set()
     for cell in code.split(_CELL_BREAK):
@@ -136,7 +155,7 @@ def dependencies(root: Path, code: str) -> dict[str, Path]:
 
     They are the package modules it imports and the book's build modules
     (``docs/_ext``) it imports, each followed through its own imports, and
-    the figure settings, which the first cell applies to every page.
+    the figure settings, which the kernel's startup file applies to every page.
     """
     found: dict[str, Path] = {}
     pending = [PACKAGE, *sorted(imported_modules(code) | local_modules(code))]
@@ -169,8 +188,13 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def kernel_setup() -> str:
+    """The startup file's code (``KERNEL_SETUP`` for this source tree)."""
+    return KERNEL_SETUP.format(ext=str(EXT))
+
+
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Tie a notebook page's execution to its dependencies; put the first cell in."""
+    """Tie a notebook page's execution to its dependencies; put the last cell in."""
     text = source[0]
     if not is_lesson_text(text):
         return
@@ -179,23 +203,25 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     files = dependencies(package_dir(app), code)
     for path in files.values():
         app.env.note_dependency(str(path))
-    digests = json.dumps(inputs(app, code, files)["dependencies"], sort_keys=True)
-    page = Path(app.env.doc2path(docname))
-    cell = FIRST_CELL.format(digest=_sha(digests.encode()), setup=setup_code(page))
-    front = _FRONT_MATTER.match(text)
-    cut = front.end() if front else 0
-    source[0] = text[:cut] + cell + text[cut:]
+    digests = inputs(app, code, files)["dependencies"]
+    digests["kernel setup"] = _sha(kernel_setup().encode())
+    digest = _sha(json.dumps(digests, sort_keys=True).encode())
+    source[0] = text.rstrip("\n") + "\n" + LAST_CELL.format(digest=digest)
 
 
-def lines_added(app: Sphinx, docname: str) -> int:
-    """How many lines :func:`on_source_read` put before the body of ``docname``.
+def _set_up_kernels(app: Sphinx) -> None:
+    """Write the startup file every page's kernel runs, and point the kernels to it.
 
-    A doctree's line numbers count them; subtract them to name a line of the file.
+    The kernels MyST-NB starts inherit this process's environment; with
+    ``IPYTHONDIR`` set, IPython runs the ``*.py`` files of
+    ``profile_default/startup`` in that folder before a notebook's first cell.
     """
-    page = Path(app.env.doc2path(docname))
-    if not is_lesson(page):
-        return 0
-    return FIRST_CELL.format(digest="", setup=setup_code(page)).count("\n")
+    folder = Path(app.outdir).parent / "ipython"
+    startup = folder / "profile_default" / "startup" / "00-book.py"
+    startup.parent.mkdir(parents=True, exist_ok=True)
+    if not startup.is_file() or startup.read_text(encoding="utf-8") != kernel_setup():
+        startup.write_text(kernel_setup(), encoding="utf-8")
+    os.environ["IPYTHONDIR"] = str(folder)
 
 
 def _report_path(app: Sphinx) -> Path:
@@ -230,6 +256,7 @@ def on_builder_inited(app: Sphinx) -> None:
     executed in this build.
     """
     app._code_deps_start = time.time()  # type: ignore[attr-defined]
+    _set_up_kernels(app)
     junit = app.config.sphinx_gallery_conf.get("junit")
     if junit:
         (Path(app.outdir) / junit).unlink(missing_ok=True)

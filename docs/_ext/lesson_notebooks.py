@@ -184,6 +184,8 @@ class _Converter:
         if name in ("ref", "numref"):
             docname, anchor, section = self.std.labels.get(key, (None, None, None))
             if docname is None:
+                if key not in self.std.anonlabels:  # Sphinx has warned where it is
+                    return title or key
                 docname, anchor = self.std.anonlabels[key]
             if name == "numref":
                 number = self.env.toc_fignumbers[docname]["figure"][anchor]
@@ -451,8 +453,8 @@ def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
 
     MyST-NB saves the notebook it ran for a page in
     ``_build/jupyter_execute/<page>.ipynb``: the reader's cells in their
-    order, the removed ones included, after the build-only cell that
-    code_deps.py puts first (left out here). Its outputs are in that file only
+    order, the removed ones included, and the build-only cell that
+    code_deps.py puts last (left out here). Its outputs are in that file only
     when the page was executed in this build; the execution cache
     (jupyter-cache, ``.jupyter_cache``) holds them either way, so they are
     taken from there, as MyST-NB takes them when it reuses a run. The cells are
@@ -469,8 +471,8 @@ def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
     except KeyError:
         raise ExtensionError(f"{docname}: the execution cache has no run of {path}") from None
     cells: list[Any] = executed.cells
-    if cells and is_build_only(cells[0]):
-        cells = cells[1:]
+    if cells and is_build_only(cells[-1]):
+        cells = cells[:-1]
     if len(cells) != len(page.cells):
         raise ExtensionError(
             f"{docname}: {path} has {len(cells)} cells, the page {len(page.cells)}"

@@ -32,7 +32,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from code_deps import lines_added
 from docutils import nodes
 from myst_parser.config.main import MdParserConfig
 from myst_parser.mdit_to_docutils.base import DocutilsRenderer
@@ -226,15 +225,11 @@ def mixed_percent_styles(doctree: nodes.Node) -> Iterator[tuple[nodes.Element, s
             yield block, f"a percentage is written {style} here and {usual} elsewhere on the page"
 
 
-def check_doctree(doctree: nodes.document, docname: str, shift: int) -> None:
-    """Report template sentences and math in headings on a page.
-
-    ``shift`` is how many lines the build put before the page's own (see
-    :func:`code_deps.lines_added`), so that a warning names the file's line.
-    """
+def check_doctree(doctree: nodes.document, docname: str) -> None:
+    """Report template sentences and math in headings on a page."""
 
     def where(node: nodes.Node) -> tuple[str, int | None]:
-        return docname, node.line - shift if node.line else None
+        return docname, node.line or None
 
     for block, why in [*template_sentences(doctree), *mixed_percent_styles(doctree)]:
         logger.warning(f"prose: {why}", location=where(block), type="prose")
@@ -362,16 +357,14 @@ def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
     return table, found
 
 
-def check_notation(
-    doctree: nodes.document, docname: str, table: set[str], shift: int, page: str
-) -> None:
+def check_notation(doctree: nodes.document, docname: str, table: set[str], page: str) -> None:
     """Every symbol of every formula on a page is in the notation ``table``."""
     if docname.startswith(("api", "gen_modules")):
         return
     for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
         missing = sorted(symbols_in(formula.astext()) - table)
         if missing:
-            where = formula.line - shift if formula.line else None
+            where = formula.line or None
             logger.warning(
                 f"notation: {', '.join(missing)} in ${formula.astext()}$ "
                 f"is not in the notation table ({page}.md)",
@@ -399,10 +392,9 @@ def check_every_page(app: Sphinx, exception: BaseException | None) -> None:
     for docname in sorted(app.env.found_docs):
         check_comments(app, docname)
         doctree = app.env.get_doctree(docname)
-        shift = lines_added(app, docname)
-        check_doctree(doctree, docname, shift)
+        check_doctree(doctree, docname)
         if table is not None:
-            check_notation(doctree, docname, table, shift, page)
+            check_notation(doctree, docname, table, page)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
