@@ -61,6 +61,7 @@ version = ".".join(release.split(".")[:2])
 extensions = [
     "myst_nb",
     "stream_chunks",
+    "source_lines",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.autosummary",

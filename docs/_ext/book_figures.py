@@ -15,11 +15,12 @@ tests measure every figure's text at 390 px (``tests/site/test_figures.py``).
 
 How the settings reach the figures (nothing here ships with a download):
 
-* Lesson pages: the hidden first cell that ``code_deps`` puts in every
-  notebook page runs :func:`setup_code`: it applies :data:`RC` and registers
+* Lesson pages: the kernel's startup file that ``code_deps`` writes
+  (``KERNEL_SETUP``) runs :func:`apply_to_notebook`: it applies :data:`RC`
+  and registers
   a PNG formatter that saves at 192 dpi and tells MyST-NB the width to show
-  (no height, so the image keeps its aspect ratio when a narrow screen scales
-  it down).
+  (``conf.py`` adds the height that width implies, and ``figures.css`` lets a
+  narrow screen scale the image down with its aspect kept).
 * Gallery: sphinx-gallery's ``reset_modules`` calls :func:`reset_for_gallery`
   before each example, and :func:`scraper` saves each figure at 192 dpi and
   shows it at half its pixel width.
@@ -39,7 +40,6 @@ written them.
 from __future__ import annotations
 
 import io
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -423,20 +423,6 @@ def quantise_gallery_images(app: Sphinx) -> None:
             except ValueError:  # sphinx-gallery's own placeholder (an example with
                 continue  # no figure) has soft edges: it stays as it is
             path.write_bytes(data)
-
-
-def setup_code(page: Path) -> str:
-    """The code that applies the figure settings in the notebook of ``page``.
-
-    ``code_deps`` puts it in the hidden first cell of every notebook page. It
-    changes how figures are saved and shown, never what the page computes.
-    """
-    ext = Path(os.path.relpath(EXT, page.parent)).as_posix()
-    return (
-        "# The book's figure settings (docs/_ext/book_figures.py).\n"
-        f"import sys\n\nsys.path.insert(0, {ext!r})\nimport book_figures\n\n"
-        "book_figures.apply_to_notebook()\n"
-    )
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -81,6 +81,20 @@ def test_a_failing_cell_names_its_page_and_line(tmp_path: Path) -> None:
     assert not (docs / "_build" / "html" / "_downloads" / "notebooks").exists()
 
 
+def test_a_formula_that_cannot_be_typeset_names_its_page_and_line(tmp_path: Path) -> None:
+    page = NOTEBOOK_HEADER + (
+        "# Formula\n\n```{code-cell} ipython3\nx = 1\n```\n\n"
+        "A fraction with no denominator, $\\frac{1}{$, cannot be typeset.\n"
+    )
+    docs = make_book(tmp_path, {"formula": page}, {"plot_good.py": GOOD_EXAMPLE})
+    line = page.splitlines().index(
+        "A fraction with no denominator, $\\frac{1}{$, cannot be typeset."
+    )
+    code, output = build(docs)
+    assert code != 0
+    assert f"formula.md:{line + 1}: cannot typeset" in output, output[-4000:]
+
+
 def test_reference_image_and_claim_faults_are_each_reported(tmp_path: Path) -> None:
     page = NOTEBOOK_HEADER + (
         "# Faults\n\nA link to {ref}`no-such-label`.\n\n"
@@ -95,8 +109,11 @@ def test_reference_image_and_claim_faults_are_each_reported(tmp_path: Path) -> N
     )
     code, output = build(docs)
     assert code != 0
-    assert re.search(r"faults\.md:\d+: WARNING: undefined label: 'no-such-label'", output)
-    assert re.search(r"faults\.md:\d+: WARNING: image file not readable: images/missing", output)
+    # the lines of the file itself: the build puts nothing before a page's text
+    link = page.split("\n").index("A link to {ref}`no-such-label`.") + 1
+    image = page.split("\n").index("```{image} images/missing.png") + 1
+    assert f"faults.md:{link}: WARNING: undefined label: 'no-such-label'" in output
+    assert f"faults.md:{image}: WARNING: image file not readable: images/missing" in output
     assert re.search(r"faults\.md: WARNING: claims: the answer \('answer'\) is 41", output)
 
 
