@@ -260,6 +260,7 @@ html_css_files = [
     ("narrow.css", {"media": "screen"}),
     "icons.css",
     "a11y.css",
+    "figures.css",
 ]
 html_js_files = ["a11y.js"]
 html_last_updated_fmt = None
@@ -380,9 +381,13 @@ def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctr
     which the theme writes again once the pages are written
     (``overwrite_pygments_css``): it is linked on its own, first. A page
     whose stylesheets differ from every other page's keeps its own links.
-    Every image after the first one of a page is fetched at low priority, so
-    that it does not hold up the text and the styles (``fetchpriority="low"``;
-    it still loads, for printing too).
+    Every image after the first one of a page is fetched at low priority and
+    only when the reader scrolls near it (``fetchpriority="low"``,
+    ``loading="lazy"``): a first visit downloads the text, the styles and the
+    figures in view, not every figure of a long lesson (browsers load lazy
+    images before they print). Each PNG gets the height its width implies
+    (:func:`_with_heights`), so a figure holds its place before it loads and
+    the text below it does not jump.
     """
     sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
     lead, run = _bundled(sheets)
@@ -394,7 +399,46 @@ def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctr
         first = context["body"].find("<img ") + len("<img ")
         if first >= len("<img "):
             body = context["body"]
-            context["body"] = body[:first] + _IMG.sub('<img fetchpriority="low" ', body[first:])
+            later = _IMG.sub('<img fetchpriority="low" loading="lazy" ', body[first:])
+            context["body"] = _with_heights(app, body[:first] + later)
+
+
+_SIZED_IMG = re.compile(r'<img ([^>]*?)src="_images/([^"]+\.png)"([^>]*?)width="(\d+)"([^>]*)>')
+
+
+def _png_size(path: Path) -> tuple[int, int] | None:
+    """(width, height) in pixels from a PNG's header, or None if ``path`` is no PNG."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(24)
+    except OSError:
+        return None
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _with_heights(app: Any, body: str) -> str:
+    """Give every ``_images/*.png`` with a width and no height the height its aspect implies.
+
+    The file is found through the builder's image table (source path -> name
+    in ``_images``). A browser scales the image with its width (``height:
+    auto`` in figures.css) and keeps its box's aspect before the pixels arrive.
+    """
+    sources = {name: Path(app.srcdir, source) for source, name in app.builder.images.items()}
+
+    def sized(match: re.Match[str]) -> str:
+        tag = match.group(0)
+        if " height=" in tag or match.group(2) not in sources:
+            return tag
+        size = _png_size(sources[match.group(2)])
+        if size is None or size[0] == 0:
+            return tag
+        width = int(match.group(4))
+        height = round(width * size[1] / size[0])
+        return tag.replace(f'width="{width}"', f'width="{width}" height="{height}"', 1)
+
+    return _SIZED_IMG.sub(sized, body)
 
 
 def _write_styles(app: Any, exception: Exception | None) -> None:

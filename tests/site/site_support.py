@@ -118,6 +118,28 @@ SETTLE_JS = """
 """
 
 
+#: Every image of the page loaded now, the lazy ones too (conf.py makes every
+#: image after a page's first one ``loading="lazy"``): what a reader who
+#: scrolls through the whole page gets. Returns how many were lazy.
+LOAD_IMAGES_JS = """
+async () => {
+  const lazy = Array.from(document.querySelectorAll('img[loading="lazy"]'));
+  lazy.forEach((img) => { img.loading = "eager"; });
+  await Promise.all(Array.from(document.images).map((img) => img.complete ? null
+    : new Promise((done) => {
+      img.addEventListener("load", done, { once: true });
+      img.addEventListener("error", done, { once: true });
+    })));
+  return lazy.length;
+}
+"""
+
+
+def load_images(page) -> int:
+    """Load every image of ``page`` now, lazy or not (``LOAD_IMAGES_JS``)."""
+    return int(page.evaluate(LOAD_IMAGES_JS))
+
+
 def settle(page) -> None:
     """Wait until ``page`` has laid out and its transitions have ended (``SETTLE_JS``)."""
     page.evaluate(SETTLE_JS)
@@ -141,6 +163,7 @@ class PageVisit:
         self.page.on("pageerror", lambda error: self.console_errors.append(str(error)))
         self.page.on("response", self._response)
         self.page.goto(f"{base_url}/{path}", wait_until="load")
+        load_images(self.page)  # every image's request is checked, lazy ones too
         self.page.wait_for_load_state("networkidle")
         # The theme sets dark mode as the page starts, and some colours ease
         # into it (sphinx-design's tab labels: a 250 ms transition): every check

@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from site_support import DOCS, HTML, LESSON_PAGES, BuildResult, settle
+from site_support import DOCS, HTML, LESSON_PAGES, BuildResult, load_images, settle
 
 sys.path.insert(0, str(DOCS / "_ext"))
 import book_figures
@@ -97,6 +97,7 @@ def measure(browser, site_url: str, page: str) -> tuple[list[dict], list[dict]]:
     try:
         tab = context.new_page()
         tab.goto(f"{site_url}/{page}", wait_until="load")
+        load_images(tab)
         tab.wait_for_load_state("networkidle")
         wide = tab.evaluate(CONTENT_IMAGES_JS)
         tab.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
@@ -142,6 +143,46 @@ def test_figures_are_sharp_with_legible_ticks(browser, site_url: str, page: str)
     if page in EXAMPLES or "figure" in (HTML / page).read_text(encoding="utf-8"):
         assert images, f"{page}: no content image found (is the selector still right?)"
     assert pngs == 0 or all(image["natural"] > 0 for image in images), "an image did not load"
+
+
+LAZY_JS = """
+() => Array.from(document.querySelectorAll("article img")).map((img) => ({
+  src: img.getAttribute("src"),
+  loading: img.getAttribute("loading"),
+  width: img.getAttribute("width"),
+  height: img.getAttribute("height"),
+  natural: [img.naturalWidth, img.naturalHeight],
+  box: [img.getBoundingClientRect().width, img.getBoundingClientRect().height],
+}))
+"""
+
+
+@pytest.mark.parametrize("width", [1280, PHONE_WIDTH])
+def test_later_figures_load_lazily_and_keep_their_shape(
+    built_site: BuildResult, browser, site_url: str, width: int
+) -> None:
+    """After a page's first image, every one waits until it is near; none is distorted."""
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/positional_encoding.html", wait_until="load")
+        before = tab.evaluate(LAZY_JS)  # boxes before the lazy images arrive
+        load_images(tab)
+        after = tab.evaluate(LAZY_JS)
+    finally:
+        context.close()
+    assert len(before) > 5
+    assert before[0]["loading"] is None
+    assert all(image["loading"] == "lazy" for image in before[1:])
+    sized = [(b, a) for b, a in zip(before, after, strict=True) if a["height"] is not None]
+    assert len(sized) >= 5  # the page's figures
+    for empty, image in sized:
+        natural_w, natural_h = image["natural"]
+        shown_w, shown_h = image["box"]
+        # shown with the file's aspect, at 1280 px and squeezed into a phone
+        assert abs(shown_h - shown_w * natural_h / natural_w) <= 1.5, image["src"]
+        # and the box had that shape before its pixels came
+        assert abs(empty["box"][1] - shown_h) <= 1.5, image["src"]
 
 
 def test_tick_size_is_the_book_setting() -> None:
