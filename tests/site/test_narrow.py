@@ -66,7 +66,14 @@ OVERFLOW_JS = """
   // Scrolled to its start, a box shows that it continues to the right (a11y.js, narrow.css).
   const uncued = scrolling.filter((el) => el.scrollLeft === 0
     && !(el.dataset.more || "").split(" ").includes("right"));
+  // A shell command is read whole before it is typed: none hides its end.
+  const shells = Array.from(
+    document.querySelectorAll("div.highlight-bash pre, div.highlight-console pre")
+  ).filter((el) => el.checkVisibility());
+  const cutShells = shells.filter((el) => el.scrollWidth > el.clientWidth + 1);
   return {
+    shells: shells.length,
+    cutShells: cutShells.map((el) => JSON.stringify(el.textContent.trim().slice(0, 50))),
     scrollWidth: root.scrollWidth,
     clientWidth: width,
     // where each overflow starts: the element is past the edge, its parent is not
@@ -137,6 +144,14 @@ def test_boxes_that_scroll_sideways_show_that_they_do(narrow_survey: dict) -> No
     assert uncued == {}, f"boxes that scroll with no cue:\n{report}"
     # The check saw boxes that scroll (the recurrence page's timing table does at 390 px).
     assert sum(r["scrolling"] for r in narrow_survey.values()) > 0
+
+
+def test_shell_commands_wrap_rather_than_scroll(narrow_survey: dict) -> None:
+    """An install command on a phone shows its whole text, not its first 36 characters."""
+    cut = {page: r["cutShells"] for page, r in narrow_survey.items() if r["cutShells"]}
+    assert cut == {}, f"shell commands cut at the box's edge: {cut}"
+    # the landing page's install commands were looked at
+    assert narrow_survey["index.html"]["shells"] >= 3
 
 
 def test_the_check_sees_a_wide_element(phone_tab, site_url: str) -> None:
