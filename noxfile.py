@@ -187,6 +187,9 @@ def bench(session: nox.Session) -> None:
     ``nox -s bench -- --repeats 1`` gives a quicker, rougher run, and
     ``nox -s bench -- --pages-only`` only weighs the pages of the site already
     built in docs/_build/html and runs Lighthouse on it (a minute or two).
+    Either way, the prose of the lessons built there is measured
+    (benchmarks/prose_stats.py: words per sentence, long sentences, numbers
+    and hedge words per page).
     A full run then times every training grid the book runs (the depth
     study's runs alone and batched) and prints the stages of the last
     ``nox -s tests`` run (benchmarks/grid_bench.py, about three minutes),
@@ -198,6 +201,9 @@ def bench(session: nox.Session) -> None:
     _install(session, "tests")
     _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")
     session.run("python", str(ROOT / "benchmarks" / "build_bench.py"), *session.posargs)
+    if (ROOT / "docs" / "_build" / "html" / "index.html").is_file():
+        # the lessons' prose: sentence length, numbers and hedges per page
+        session.run("python", str(ROOT / "benchmarks" / "prose_stats.py"))
     if "--pages-only" not in session.posargs:
         session.run("python", str(ROOT / "benchmarks" / "grid_bench.py"))
         session.run("python", str(ROOT / "benchmarks" / "capstone_bench.py"))
