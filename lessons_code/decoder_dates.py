@@ -50,7 +50,7 @@ from lessons_code.dates import (
 )
 from lessons_code.modern import DecoderOnlyLM, generate
 from lessons_code.results import stored
-from lessons_code.training import adam_with_warmup, seeded
+from lessons_code.training import adam_with_warmup, adamw_cosine, seeded
 
 __all__ = [
     "IGNORE_INDEX",
@@ -406,6 +406,7 @@ def train_decoder_dates(
     num_test_dates: int = 500,
     positions: str = "rope",
     device: torch.device | str | None = None,
+    recipe: str = "2017",
 ) -> DecoderDateExperiment:
     """Train a decoder-only model on the capstone's dates, and score it on unseen dates.
 
@@ -459,6 +460,13 @@ def train_decoder_dates(
         :class:`lessons_code.modern.DecoderOnlyLM`).
     device
         Where to train (default: the CPU); the returned model is on the CPU.
+    recipe
+        ``"2017"``: the paper's Adam and the linear schedule above (what
+        the capstone trains with); ``"llama"``: Llama's recipe, AdamW with
+        betas 0.9 and 0.95 and a weight decay of 0.1, the warm-up followed
+        by a cosine to a tenth of ``peak_lr``
+        (:func:`lessons_code.training.adamw_cosine`), and the gradients'
+        norm clipped to 1.0 before each step.
 
     Returns
     -------
@@ -472,8 +480,9 @@ def train_decoder_dates(
         If an argument has the wrong type.
     ValueError
         If a size or count is smaller than 1, ``seed < 0``, ``peak_lr`` is
-        not positive, ``warmup_steps > steps``, a head count does not
-        divide, or ``positions`` names no scheme.
+        not positive, ``warmup_steps > steps`` (``>=`` with
+        ``recipe="llama"``), a head count does not divide, ``positions``
+        names no scheme or ``recipe`` no recipe.
 
     Examples
     --------
@@ -500,7 +509,17 @@ def train_decoder_dates(
             f"warmup_steps must be at most steps = {steps}, got {warmup_steps}"
         )
     device = check_device(device, "device")
+    if recipe not in ("2017", "llama"):
+        raise ValueError(
+            f"recipe must be '2017' or 'llama', got {recipe!r}"
+        )
+    if recipe == "llama" and warmup_steps == steps:
+        raise ValueError(
+            f"warmup_steps must be below steps = {steps} with recipe='llama' "
+            f"(the cosine needs a step after the warm-up), got {warmup_steps}"
+        )
     settings: dict[str, int | float | str] = {
+        "recipe": recipe,
         "steps": steps,
         "batch_size": batch_size,
         "d_model": d_model,
@@ -532,9 +551,15 @@ def train_decoder_dates(
     train_dates, test_dates = split_dates(num_test_dates, seed)
     inputs, labels = date_sequences(date_pairs(train_dates))  # (N, T)
     inputs, labels = inputs.to(device), labels.to(device)
-    optimizer, scheduler = adam_with_warmup(
-        model.parameters(), peak_lr, warmup_steps, steps
-    )
+    optimizer: torch.optim.Optimizer
+    if recipe == "llama":
+        optimizer, scheduler = adamw_cosine(
+            model.parameters(), peak_lr, warmup_steps, steps
+        )
+    else:
+        optimizer, scheduler = adam_with_warmup(
+            model.parameters(), peak_lr, warmup_steps, steps
+        )
     batches = torch.Generator().manual_seed(seed)
     losses = np.empty(steps)
     rates = np.empty(steps)
@@ -547,6 +572,8 @@ def train_decoder_dates(
         loss = target_loss(logits, labels[rows])  # target positions only
         optimizer.zero_grad()
         loss.backward()
+        if recipe == "llama":  # Llama clips the gradients' norm to 1
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         rates[step] = scheduler.get_last_lr()[0]
         scheduler.step()  # the learning rate of the next step

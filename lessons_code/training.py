@@ -32,8 +32,10 @@ from lessons_code._checks import (
 __all__ = [
     "accuracy",
     "adam_with_warmup",
+    "adamw_cosine",
     "map_in_threads",
     "seeded",
+    "warmup_cosine",
     "warmup_inverse_sqrt",
     "warmup_linear_decay",
 ]
@@ -367,5 +369,122 @@ def adam_with_warmup(
         )
     optimizer = torch.optim.Adam(
         parameters, lr=peak_lr, betas=(0.9, 0.98), eps=1e-9
+    )
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def warmup_cosine(
+    step: int, warmup_steps: int, total_steps: int, final: float = 0.1
+) -> float:
+    """Learning-rate factor: a linear warm-up to 1, then a cosine down to ``final``.
+
+    With ``n = step + 1``: ``n / warmup`` during the warm-up, then
+    ``final + (1 - final) * (1 + cos(pi * t)) / 2`` with ``t`` going from 0
+    after the warm-up to 1 at the last update: Llama's schedule (Touvron et
+    al., 2023), which ends at a tenth of the peak rate.
+
+    Parameters
+    ----------
+    step
+        The number of updates done so far (0 before the first).
+    warmup_steps
+        Length of the linear warm-up.
+    total_steps
+        Number of updates of the whole training, more than
+        ``warmup_steps``.
+    final
+        The factor at the last update, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        The factor, in ``[final, 1]`` after the warm-up.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``step < 0``, ``warmup_steps < 1``, ``total_steps <=
+        warmup_steps`` or ``final`` is outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> [round(warmup_cosine(s, 2, 6), 3) for s in range(6)]
+    [0.5, 1.0, 0.868, 0.55, 0.232, 0.1]
+    """
+    step = check_int(step, "step", minimum=0)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    total_steps = check_int(
+        total_steps, "total_steps", minimum=warmup_steps + 1
+    )
+    final = check_real(final, "final")
+    if not 0.0 <= final <= 1.0:
+        raise ValueError(f"final must be in [0, 1], got {final}")
+    n = step + 1
+    if n <= warmup_steps:
+        return n / warmup_steps
+    t = min(1.0, (n - warmup_steps) / (total_steps - warmup_steps))
+    return final + (1.0 - final) * (1.0 + math.cos(math.pi * t)) / 2.0
+
+
+def adamw_cosine(
+    parameters: Iterable[nn.Parameter],
+    peak_lr: float,
+    warmup_steps: int,
+    total_steps: int,
+) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
+    """Return Llama's optimiser and schedule: AdamW and a warm-up into a cosine.
+
+    AdamW with ``betas=(0.9, 0.95)``, ``eps=1e-5`` and a weight decay of
+    0.1 (on every parameter), and :func:`warmup_cosine` to a tenth of
+    ``peak_lr`` (Touvron et al., 2023). Llama also clips the gradients'
+    norm to 1.0 before each step; the training loop does that
+    (``torch.nn.utils.clip_grad_norm_``).
+
+    Parameters
+    ----------
+    parameters
+        The parameters to train.
+    peak_lr
+        The rate at the end of the warm-up (positive).
+    warmup_steps
+        Length of the linear warm-up, at least 1.
+    total_steps
+        Number of updates of the whole training, more than
+        ``warmup_steps``.
+
+    Returns
+    -------
+    tuple
+        ``(optimizer, scheduler)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``peak_lr`` is not positive or the step counts are out of range.
+
+    Examples
+    --------
+    >>> optimizer, _ = adamw_cosine(nn.Linear(2, 2).parameters(), 1e-3, 2, 6)
+    >>> optimizer.defaults["betas"], optimizer.defaults["weight_decay"]
+    ((0.9, 0.95), 0.1)
+    """
+    peak_lr = check_real(peak_lr, "peak_lr", strict=True)
+    warmup_steps = check_int(warmup_steps, "warmup_steps", minimum=1)
+    total_steps = check_int(
+        total_steps, "total_steps", minimum=warmup_steps + 1
+    )
+    factor = functools.partial(
+        warmup_cosine, warmup_steps=warmup_steps, total_steps=total_steps
+    )
+    optimizer = torch.optim.AdamW(
+        parameters,
+        lr=peak_lr,
+        betas=(0.9, 0.95),
+        eps=1e-5,
+        weight_decay=0.1,
     )
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

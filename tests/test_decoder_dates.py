@@ -269,7 +269,7 @@ def test_training_is_deterministic_per_seed_and_stored(
 
 def test_training_result(run: DecoderDateExperiment) -> None:
     assert run.seed == 0
-    assert run.settings == {**TINY, "positions": "rope", "device": "cpu"}
+    assert run.settings == {**TINY, "positions": "rope", "device": "cpu", "recipe": "2017"}
     _, test = split_dates(5, seed=0)  # the capstone's split and held-out pairs
     assert [pair[:2] for pair in run.held_out] == date_pairs(test)
     correct = [target == predicted for _, target, predicted in run.held_out]
@@ -337,3 +337,21 @@ def test_training_errors() -> None:
         train_decoder_dates(0, **TINY, positions="alibi")
     with pytest.raises(TypeError, match="device must be"):
         train_decoder_dates(0, **TINY, device=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="recipe must be '2017' or 'llama'"):
+        train_decoder_dates(0, **TINY, recipe="adam")
+    with pytest.raises(ValueError, match="warmup_steps must be below steps = 30"):
+        train_decoder_dates(0, **{**TINY, "warmup_steps": 30}, recipe="llama")
+
+
+def test_llamas_recipe_trains_the_same_model_on_the_same_batches_differently(
+    run: DecoderDateExperiment,
+) -> None:
+    llama = train_decoder_dates(0, **TINY, recipe="llama")
+    assert llama.settings["recipe"] == "llama"
+    assert run.settings["recipe"] == "2017"
+    # the same first batch from the same weights: the same first loss
+    assert llama.losses[0] == run.losses[0]
+    assert not np.array_equal(llama.losses, run.losses)
+    # the cosine ends at a tenth of the peak, the linear decay near zero
+    assert llama.learning_rates[-1] == pytest.approx(0.1 * TINY["peak_lr"])
+    assert run.learning_rates[-1] < 0.05 * TINY["peak_lr"]

@@ -12,8 +12,10 @@ from torch import nn
 from lessons_code.training import (
     accuracy,
     adam_with_warmup,
+    adamw_cosine,
     map_in_threads,
     seeded,
+    warmup_cosine,
     warmup_inverse_sqrt,
     warmup_linear_decay,
 )
@@ -187,3 +189,25 @@ def test_adam_with_warmup_rejects_bad_input(
         adam_with_warmup(torch.nn.Linear(2, 2).parameters(), *arguments)
     with pytest.raises(ValueError, match="decay must be"):
         adam_with_warmup(torch.nn.Linear(2, 2).parameters(), 1e-3, 2, 6, decay="cosine")
+
+
+def test_warmup_cosine_rises_then_falls_to_its_final_factor() -> None:
+    factors = [warmup_cosine(step, 4, 20) for step in range(20)]
+    assert factors[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert all(a >= b for a, b in itertools.pairwise(factors[3:]))  # never rises again
+    assert factors[-1] == pytest.approx(0.1)
+    assert warmup_cosine(19, 4, 20, final=0.0) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="final must be in"):
+        warmup_cosine(0, 4, 20, final=1.5)
+    with pytest.raises(ValueError, match="total_steps"):
+        warmup_cosine(0, 4, 4)
+
+
+def test_adamw_cosine_is_llamas_recipe() -> None:
+    optimizer, scheduler = adamw_cosine(torch.nn.Linear(2, 2).parameters(), 1e-2, 2, 6)
+    assert isinstance(optimizer, torch.optim.AdamW)
+    assert optimizer.defaults["betas"] == (0.9, 0.95)
+    assert optimizer.defaults["weight_decay"] == 0.1
+    assert scheduler.get_last_lr()[0] == pytest.approx(1e-2 * warmup_cosine(0, 2, 6))
+    with pytest.raises(ValueError, match="peak_lr"):
+        adamw_cosine(torch.nn.Linear(2, 2).parameters(), -1.0, 2, 6)
