@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +100,18 @@ def code_of(text: str) -> str:
     return _CELL_BREAK.join(cell.source for cell in read_page(text).code_cells)
 
 
+def _imports(code: str) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of ``code``'s cells; a cell that is not plain Python is skipped."""
+    for cell in code.split(_CELL_BREAK):
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        yield from (
+            node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+        )
+
+
 def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
     """Dotted names of the ``lessons_code`` modules (and names) that ``code`` imports.
 
@@ -107,20 +120,15 @@ def imported_modules(code: str, package: str = PACKAGE) -> set[str]:
     reports it.
     """
     names: set[str] = set()
-    for cell in code.split(_CELL_BREAK):
-        try:
-            tree = ast.parse(cell)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                module = node.module or ""
-                if node.level:
-                    module = f"{package}.{module}".rstrip(".")
-                # ``from lessons_code import positional`` imports a submodule.
-                names.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
-            elif isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
+    for node in _imports(code):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = f"{package}.{module}".rstrip(".")
+            # ``from lessons_code import positional`` imports a submodule.
+            names.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
+        else:
+            names.update(alias.name for alias in node.names)
     return {name for name in names if name.split(".")[0] == PACKAGE}
 
 
@@ -131,16 +139,12 @@ def local_modules(code: str) -> set[str]:
     it there), so ``from bounds import at_least`` reads ``docs/_ext/bounds.py``.
     """
     names: set[str] = set()
-    for cell in code.split(_CELL_BREAK):
-        try:
-            tree = ast.parse(cell)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+    for node in _imports(code):
+        if isinstance(node, ast.ImportFrom):
+            if not node.level and node.module:
                 names.add(node.module.split(".")[0])
-            elif isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
+        else:
+            names.update(alias.name.split(".")[0] for alias in node.names)
     return {f"{name}.py" for name in names if (EXT / f"{name}.py").is_file()}
 
 
