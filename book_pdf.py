@@ -15,7 +15,7 @@ Run ``python book_pdf.py`` (after ``nox -s docs``, nothing is executed
 again); the PDF is written to ``docs/_build/pdf/transformer-book.pdf``, its
 page count to ``transformer-book.json`` next to it, and the HTML site, where
 one was built, is brought up to date so that its landing page links the PDF
-(the ``{book-pdf}`` role of docs/_ext/lesson_notebooks.py; nothing executes).
+(the ``{book-pdf}`` role of docs/_ext/book/downloads.py; nothing executes).
 """
 
 from __future__ import annotations

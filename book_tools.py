@@ -268,7 +268,7 @@ def build_package(out_dir: Path, *, sdist: bool = False, root: Path = ROOT) -> l
     """Build the wheel of ``lessons_code`` (and its sdist) into ``out_dir``; return them.
 
     The one way the package is built: for the readers' download on the site
-    (docs/_ext/reader_wheel.py) and by ``nox -s build``. The project's own
+    (docs/_ext/book/downloads.py) and by ``nox -s build``. The project's own
     backend (setuptools, as pyproject.toml names it) runs in this
     environment, its entries dated ``SOURCE_DATE_EPOCH`` (the same bytes on
     every build), its build and egg-info folders in a temporary folder
@@ -381,7 +381,7 @@ def serve_folder(folder: Path) -> Iterator[StaticHost]:
 def execution_report(out: Path = HTML) -> dict[str, dict[str, object]]:
     """Read the report of what the last build into ``out`` executed, and why.
 
-    docs/_ext/code_deps.py writes it next to the output folder, as
+    docs/_ext/book/execution.py writes it next to the output folder, as
     ``execution.json``.
     """
     report: dict[str, dict[str, object]] = json.loads(

@@ -18,7 +18,7 @@ package edit           a comment appended to one ``lessons_code`` module
 For every scenario it prints the median wall time, how many notebooks (lesson
 pages) and gallery examples were executed, the goal and whether it was met.
 Executions are read from the build's own report (``execution.json``, written by
-docs/_ext/code_deps.py). For the package edit, the pages and
+docs/_ext/book/execution.py). For the package edit, the pages and
 examples that should run again are found independently of the build's own
 dependency tracking, with the standard library's ``modulefinder`` run on the
 code of each page and example. A second table gives the execution time of
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the tests: book_tools.py, next to pyproject.toml.
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-from book_pages import lesson_pages, read_page  # noqa: E402
+from book.pages import lesson_pages, read_page  # noqa: E402
 
 from book_tools import (  # noqa: E402
     CHROMIUM_ARGS,

@@ -10,7 +10,6 @@ import time
 import tomllib
 from importlib.metadata import version as _dist_version
 from pathlib import Path
-from typing import Any
 
 DOCS = Path(__file__).resolve().parent
 # The book's extensions, and its settings (book_tools.py, next to pyproject.toml).
@@ -39,14 +38,14 @@ if hasattr(time, "tzset"):  # TZ is among them (Windows has no tzset)
 
 # Sphinx reads a page again when the page or a setting changes, not when an
 # extension's code does: the extensions' files are made a setting here (their
-# digest, registered in setup() below), so an edited extension re-reads every
+# digest, a book_* setting of docs/_ext/book), so an edited extension re-reads every
 # page and writes what it writes now. Nothing is executed again for it:
-# executions are keyed by a page's code and the package (docs/_ext/code_deps.py).
+# executions are keyed by a page's code and the package (docs/_ext/book/execution.py).
 book_extensions_digest = hashlib.sha256(
     b"".join(
-        path.name.encode() + b"\0" + path.read_bytes()
-        for path in sorted((DOCS / "_ext").iterdir())
-        if path.is_file()
+        path.relative_to(DOCS / "_ext").as_posix().encode() + b"\0" + path.read_bytes()
+        for path in sorted((DOCS / "_ext").rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
     )
 ).hexdigest()
 
@@ -60,8 +59,6 @@ version = ".".join(release.split(".")[:2])
 # -- General ------------------------------------------------------------------
 extensions = [
     "myst_nb",
-    "stream_chunks",
-    "source_lines",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.autosummary",
@@ -70,23 +67,10 @@ extensions = [
     "sphinx_copybutton",
     "sphinxcontrib.bibtex",
     "sphinx_exercise",
-    "self_check",
     "sphinx_togglebutton",
-    "tex_mathml",
-    "listing",
-    "code_deps",
-    "api_layout",
-    "provenance",
-    "claims",
-    "prose_checks",
-    "reader_wheel",
-    "reproducible",
-    "lesson_notebooks",
-    "site_pointers",
-    "cell_errors",
-    "glossary_backlinks",
-    "search_summary",
-    "book_figures",
+    # The book's own: its settings are the book_* values below, its handlers
+    # and their order are listed in docs/_ext/book/__init__.py.
+    "book",
 ]
 
 nitpicky = True
@@ -120,7 +104,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "su
 myst_heading_anchors = 3
 myst_update_mathjax = False  # MathJax is not used
 nb_execution_mode = "cache"
-# A cell that raises is reported with its page and line (docs/_ext/cell_errors.py);
+# A cell that raises is reported with its page and line (docs/_ext/book/execution.py);
 # the build goes on and fails at the end, naming every failing page (-W).
 nb_execution_raise_on_error = False
 nb_execution_show_tb = True
@@ -135,7 +119,7 @@ autodoc_member_order = "bysource"
 # only for what the docstring documents (so each parameter and the return
 # value get their type once), and napoleon gives the documented return type
 # its own "Return type" field, which autodoc then leaves alone. The custom
-# "Shape" section becomes a field of the same list (docs/_ext/api_layout.py).
+# "Shape" section becomes a field of the same list (docs/_ext/book/html.py).
 autodoc_typehints = "description"
 autodoc_typehints_description_target = "documented"
 autodoc_default_options = {"members": True, "show-inheritance": False}
@@ -170,19 +154,19 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
     "show_memory": False,
     # Figures saved at 2x and shown at half their width (docs/_ext/book_figures.py).
-    "image_scrapers": ("book_figures.scraper",),
-    "reset_modules": ("matplotlib", "book_figures.reset_for_gallery"),
+    "image_scrapers": ("book.figures.scraper",),
+    "reset_modules": ("matplotlib", "book.figures.reset_for_gallery"),
     "matplotlib_animations": False,
     "plot_gallery": "True",
-    # The examples in the order of the book's sections (docs/_ext/gallery_order.py);
+    # The examples in the order of the book's sections (docs/_ext/book/figures.py);
     # an example missing from that list comes last instead of failing the build.
-    "within_subsection_order": "gallery_order.BookOrder",
+    "within_subsection_order": "book.figures.BookOrder",
     # A cell's last expression is shown: DataFrames as HTML tables.
     "capture_repr": ("_repr_html_", "__repr__"),
     # Report every example's run time on its page.
     "min_reported_time": 0,
     # Which examples ran, and for how long, for the build's execution report
-    # (docs/_ext/code_deps.py writes docs/_build/execution.json from it).
+    # (docs/_ext/book/execution.py writes docs/_build/execution.json from it).
     "junit": "../gallery-junit.xml",
     # Notebook readers install the package first (a comment: nothing runs).
     "first_notebook_cell": (
@@ -192,7 +176,7 @@ sphinx_gallery_conf = {
     ),
 }
 
-# -- The readers' downloads (docs/_ext/lesson_notebooks.py) -------------------
+# -- The readers' downloads (docs/_ext/book/downloads.py) -------------------
 # The book as one PDF, where book_pdf.py writes it (book_tools names the path).
 book_pdf = book_tools.PDF.relative_to(DOCS).as_posix()
 
@@ -283,181 +267,3 @@ html_theme_options = {
     # style draws them bright yellow, the loudest text on the page).
     "pygments_dark_style": "github-dark",
 }
-
-
-def _defer_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Let a page draw before its scripts run: every script file is ``defer``.
-
-    Deferred scripts still run in their order, before ``DOMContentLoaded``.
-    ``documentation_options.js`` stays as it is (inline scripts of the page set
-    fields of the object it defines while the page is read), and so does the
-    search page, whose search script runs while the page is read.
-    """
-    if pagename == "search":
-        return
-    deferred = []
-    for script in context.get("script_files", []):
-        name = str(getattr(script, "filename", "") or "")
-        attributes = dict(getattr(script, "attributes", {}))
-        if name and not name.endswith("documentation_options.js") and "async" not in attributes:
-            attributes.setdefault("defer", "defer")
-            script = type(script)(script.filename, priority=script.priority, **attributes)
-        deferred.append(script)
-    context["script_files"] = deferred
-
-
-#: A rule of the theme's stylesheet that only names the Font Awesome glyph of
-#: icon classes (``.fa-bars{--fa:"\f0c9"}``): about 2,000 of them.
-_FA_GLYPH = re.compile(
-    r'(?<=[}/])(?:\.fa-[\w-]+,)*\.fa-[\w-]+\{--fa:"[^"]*"(?:;--fa--fa:"[^"]*")?\}'
-)
-#: The stylesheet's own declarations of the icon font's webfonts. Without them a
-#: browser that styles the page before icons.css arrives can still fetch the font
-#: (it did, for one load in six, on the search page without JavaScript).
-_FA_FONT_FACE = re.compile(r"@font-face\{[^}]*vendor/fontawesome/webfonts/[^}]*\}")
-_SOURCE_MAP = "/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
-
-
-def _trim_theme_css(app: Any, exception: Exception | None) -> None:
-    """Drop the Font Awesome glyph and font rules from the built copy of the theme's stylesheet.
-
-    The book draws its icons with icons.css and never loads the icon font, so
-    the glyphs are never shown; they were 19 kB of the stylesheet's 64 kB
-    (gzip), which every page waits for before it draws. The comment naming the
-    source map goes too (the map is of the whole file), and so do the three
-    ``@font-face`` rules, so that no load can fetch the font; nothing else changes.
-    """
-    css = Path(app.outdir) / "_static" / "styles" / "pydata-sphinx-theme.css"
-    if exception is None and app.builder.format == "html" and css.is_file():
-        text = css.read_text(encoding="utf-8")
-        trimmed = _FA_GLYPH.sub("", _FA_FONT_FACE.sub("", text)).replace(_SOURCE_MAP, "")
-        if trimmed != text:
-            css.write_text(trimmed, encoding="utf-8")
-
-
-#: The file that holds the stylesheets a page would otherwise load one by one.
-_STYLES = "_static/book-styles.css"
-_IMG = re.compile(r"<img (?!fetchpriority)")
-
-
-def _bundled(sheets: list[Any]) -> tuple[list[Any], list[str]]:
-    """Split a page's stylesheets: ``pygments.css`` if first, and the run to bundle.
-
-    The run is the leading plain stylesheets after it (up to the first one
-    with a media attribute, from another host or not CSS), by file name; it is
-    empty if fewer than two would be bundled.
-    """
-    sheets = sorted(sheets, key=lambda sheet: sheet.priority)
-    lead = [s for s in sheets[:1] if os.fspath(s.filename) == "_static/pygments.css"]
-    run = []
-    for sheet in sheets[len(lead) :]:
-        name = os.fspath(sheet.filename)
-        if "media" in sheet.attributes or "://" in name or not name.endswith(".css"):
-            break
-        run.append(name)
-    return lead, run if len(run) > 1 else []
-
-
-def _site_sheets(app: Any) -> list[Any]:
-    """The stylesheets the HTML builder links on every page (none if it keeps no list).
-
-    Sphinx holds them in a private attribute; were it renamed, nothing would
-    be bundled and every page would link its stylesheets one by one.
-    """
-    return list(getattr(app.builder, "_css_files", []))
-
-
-def _light_head(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Fewer requests before a page can draw, and figures after its text.
-
-    A page waits for every stylesheet in its head before it draws, and on a
-    slow connection each file costs a round trip. The leading run of plain
-    stylesheets (the extensions' and the book's, in the order they are
-    linked, up to the first one with a media attribute) is linked as one
-    file, which ``_write_styles`` writes when the build ends (only then are
-    all of them in the output folder); print.css, narrow.css and those after
-    them are linked as before. The theme's own two stylesheets come from its
-    template, not this list, and stay as they are, and so does pygments.css,
-    which the theme writes again once the pages are written
-    (``overwrite_pygments_css``): it is linked on its own, first. A page
-    whose stylesheets differ from every other page's keeps its own links.
-    Every image after the first one of a page is fetched at low priority and
-    only when the reader scrolls near it (``fetchpriority="low"``,
-    ``loading="lazy"``): a first visit downloads the text, the styles and the
-    figures in view, not every figure of a long lesson (browsers load lazy
-    images before they print). Each PNG gets the height its width implies
-    (:func:`_with_heights`), so a figure holds its place before it loads and
-    the text below it does not jump.
-    """
-    sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
-    lead, run = _bundled(sheets)
-    if run and run == _bundled(_site_sheets(app))[1]:
-        rest = sheets[len(lead) + len(run) :]
-        merged = type(sheets[0])(_STYLES, priority=sheets[len(lead)].priority)
-        context["css_files"] = [*lead, merged, *rest]
-    if "body" in context:
-        first = context["body"].find("<img ") + len("<img ")
-        if first >= len("<img "):
-            body = context["body"]
-            later = _IMG.sub('<img fetchpriority="low" loading="lazy" ', body[first:])
-            context["body"] = _with_heights(app, body[:first] + later)
-
-
-_SIZED_IMG = re.compile(r'<img ([^>]*?)src="_images/([^"]+\.png)"([^>]*?)width="(\d+)"([^>]*)>')
-
-
-def _png_size(path: Path) -> tuple[int, int] | None:
-    """(width, height) in pixels from a PNG's header, or None if ``path`` is no PNG."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(24)
-    except OSError:
-        return None
-    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
-
-
-def _with_heights(app: Any, body: str) -> str:
-    """Give every ``_images/*.png`` with a width and no height the height its aspect implies.
-
-    The file is found through the builder's image table (source path -> name
-    in ``_images``). A browser scales the image with its width (``height:
-    auto`` in figures.css) and keeps its box's aspect before the pixels arrive.
-    """
-    sources = {name: Path(app.srcdir, source) for source, name in app.builder.images.items()}
-
-    def sized(match: re.Match[str]) -> str:
-        tag = match.group(0)
-        if " height=" in tag or match.group(2) not in sources:
-            return tag
-        size = _png_size(sources[match.group(2)])
-        if size is None or size[0] == 0:
-            return tag
-        width = int(match.group(4))
-        height = round(width * size[1] / size[0])
-        return tag.replace(f'width="{width}"', f'width="{width}" height="{height}"', 1)
-
-    return _SIZED_IMG.sub(sized, body)
-
-
-def _write_styles(app: Any, exception: Exception | None) -> None:
-    """Write the bundle the pages link: the stylesheets it stands for, in their order."""
-    run = _bundled(_site_sheets(app))[1] if app.builder.format == "html" else []
-    if exception is None and run:
-        outdir = Path(app.outdir)
-        text = "".join(
-            f"/* {name} */\n{(outdir / name).read_text(encoding='utf-8')}\n" for name in run
-        )
-        bundle = outdir / _STYLES
-        if not bundle.is_file() or bundle.read_text(encoding="utf-8") != text:
-            bundle.write_text(text, encoding="utf-8")
-
-
-def setup(app: Any) -> None:
-    """Hooks of this book's configuration (the rest lives in docs/_ext)."""
-    app.add_config_value("book_extensions_digest", "", "env", types=[str])
-    app.connect("html-page-context", _defer_scripts)
-    app.connect("html-page-context", _light_head)
-    app.connect("build-finished", _trim_theme_css)
-    app.connect("build-finished", _write_styles)

@@ -40,7 +40,6 @@ written them.
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
     from PIL import Image
-    from sphinx.application import Sphinx
 
 EXT = Path(__file__).resolve().parent
 
@@ -355,77 +353,3 @@ def explorer(kind: str, label: str, data: dict[str, Any]) -> Any:
         f'<script type="application/json">{payload}</script></div>'
         '<script src="_static/explorers.js" defer></script>'
     )
-
-
-def reset_for_gallery(gallery_conf: dict[str, Any], fname: str) -> None:
-    """sphinx-gallery ``reset_modules`` hook: the book's settings for each example."""
-    apply()
-
-
-_IMAGE_SG = re.compile(
-    r"^(?P<indent> *)\.\. image-sg:: (?P<uri>/\S+)\n(?P<options>(?:(?P=indent) +:.*\n)*)",
-    re.MULTILINE,
-)
-_SRCSET = re.compile(r"^(?P<indent> +):srcset: .*$", re.MULTILINE)
-_ALT = re.compile(r"^(?P<indent> +):alt: .*$", re.MULTILINE)
-
-
-def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
-    """sphinx-gallery image scraper: Matplotlib's, with each image shown at half its width.
-
-    Each image's alt text is :func:`describe_figure`'s, not sphinx-gallery's
-    (the axes' titles alone).
-
-    The figures are saved at ``savefig.dpi`` (192, from :data:`RC`). Each
-    ``image-sg`` (whose only source is that PNG) becomes a plain ``image``
-    with a ``:width:`` of half the PNG's width, the way :func:`png_with_width`
-    does it for the lesson pages.
-    """
-    import matplotlib.pyplot as plt
-    from PIL import Image
-    from sphinx_gallery.scrapers import matplotlib_scraper
-
-    figures = [plt.figure(number) for number in plt.get_fignums()]
-    for fig in figures:
-        check_figure(fig)
-    rst = matplotlib_scraper(block, block_vars, gallery_conf)
-    shown = iter(figures)
-
-    def add_width(match: re.Match[str]) -> str:
-        path = Path(gallery_conf["src_dir"]) / match["uri"].lstrip("/")
-        width, _ = Image.open(path).size
-        fig = next(shown)
-        px = check_width(fig, width)
-        options = _SRCSET.sub(lambda line: f"{line['indent']}:width: {px}px", match["options"])
-        alt = describe_figure(fig)
-        options = _ALT.sub(lambda line: f"{line['indent']}:alt: {alt}", options)
-        return f"{match['indent']}.. image:: {match['uri']}\n{options}"
-
-    return _IMAGE_SG.sub(add_width, rst)
-
-
-def quantise_gallery_images(app: Sphinx) -> None:
-    """Make every PNG sphinx-gallery wrote (figures, thumbnails) a palette PNG, in place.
-
-    Runs after sphinx-gallery's own ``builder-inited`` handler has executed
-    the examples. A file already in palette mode is left alone, so an example
-    that did not run again costs nothing.
-    """
-    from PIL import Image
-
-    for gallery in app.config.sphinx_gallery_conf["gallery_dirs"]:
-        for path in sorted((Path(app.srcdir) / gallery / "images").rglob("*.png")):
-            with Image.open(path) as image:
-                if image.mode == "P":
-                    continue
-            try:
-                data = palette_png(path.read_bytes())
-            except ValueError:  # sphinx-gallery's own placeholder (an example with
-                continue  # no figure) has soft edges: it stays as it is
-            path.write_bytes(data)
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the gallery's quantiser (after sphinx-gallery's run)."""
-    app.connect("builder-inited", quantise_gallery_images, priority=600)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -22,13 +22,13 @@ _DOCS = Path(__file__).resolve().parents[1]
 # The site's configuration, run with this build's tags (it sets one, book_pdf).
 _HTML_CONF = runpy.run_path(str(_DOCS / "conf.py"), init_globals={"tags": tags})  # noqa: F821
 globals().update({k: v for k, v in _HTML_CONF.items() if not k.startswith("__")})
-_html_setup = _HTML_CONF["setup"]
+from book.config import FEATURES  # noqa: E402 (docs/_ext is on the path from here on)
 
-# No gallery: its extension is not loaded, and code_deps.py (which drops the
-# stamps of examples whose dependencies changed) is given no examples. No
-# lesson notebooks either: they are the HTML site's downloads.
-_LEFT_OUT = {"sphinx_gallery.gen_gallery", "lesson_notebooks"}
-extensions = [e for e in _HTML_CONF["extensions"] if e not in _LEFT_OUT]
+# No gallery: its extension is not loaded, and the book's dependency tracking
+# (which drops the stamps of examples whose dependencies changed) is given no
+# examples. No lesson notebooks either: they are the HTML site's downloads.
+extensions = [e for e in _HTML_CONF["extensions"] if e != "sphinx_gallery.gen_gallery"]
+book_features = [f for f in FEATURES if f != "notebooks"]
 sphinx_gallery_conf: dict[str, Any] = {"examples_dirs": [], "gallery_dirs": []}
 exclude_patterns = [
     *_HTML_CONF["exclude_patterns"],
@@ -111,8 +111,7 @@ class _NoMiniGallery(Directive):
 
 
 def setup(app: Any) -> None:
-    """The HTML book's hooks, the gallery's setting (read by code_deps.py) and the front page."""
-    _html_setup(app)
+    """The gallery's setting (read by the book's dependency tracking) and the front page."""
     app.add_config_value("sphinx_gallery_conf", {}, "html")
     app.add_directive("minigallery", _NoMiniGallery)
     app.connect("source-read", _on_source_read)

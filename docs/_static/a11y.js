@@ -18,7 +18,7 @@ document.addEventListener("DOMContentLoaded", () => {
   // content" whatever it shows: name it by its visible hint, "Show solution" or
   // "Hide solution" (WCAG 2.5.3), also after each click. The extension has one
   // hint for every dropdown; the answer to a self-check question (class
-  // self-check-answer, from docs/_ext/self_check.py) says "answer" instead.
+  // self-check-answer, from docs/_ext/book/html.py) says "answer" instead.
   const nameToggle = (button) => {
     const hint = button.dataset.toggleHint || "";
     if (button.closest(".self-check-answer") && hint.includes("solution")) {

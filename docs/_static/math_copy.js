@@ -1,6 +1,6 @@
 // Copying a formula copies its TeX. The browser would copy a MathML formula's
 // characters one per line, with its fractions and roots gone ("Q K ⊤ d k").
-// Each formula keeps its TeX as an annotation (docs/_ext/tex_mathml.py): a
+// Each formula keeps its TeX as an annotation (docs/_ext/book/mathml.py): a
 // selection that touches formulas is copied as its text with every formula
 // it touches, whole, written as $TeX$ (inline) or $$TeX$$ (display).
 document.addEventListener("copy", (event) => {

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from book_pages import is_lesson, lesson_pages, read_page
-from cell_errors import first_code_line
-from code_deps import code_of, imported_modules
+from book.execution import code_of, first_code_line, imported_modules
+from book.pages import is_lesson, lesson_pages, read_page
 
 HEADER = """---
 jupytext:

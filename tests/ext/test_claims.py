@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bounds import at_least, at_most
-from claims import (
+from book.checks import (
     bounds_beside_printouts,
     format_problems,
     pasted_values,
@@ -18,6 +17,7 @@ from claims import (
     repeated_values,
     rounds_to_whole,
 )
+from bounds import at_least, at_most
 from ext_support import Book, warnings
 
 

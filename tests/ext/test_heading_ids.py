@@ -13,7 +13,7 @@ are written out here, not computed, so a change of the rule fails.
 from __future__ import annotations
 
 import pytest
-from heading_ids import heading_id, heading_ids, link_target, link_targets
+from book.pages import heading_id, heading_ids, link_target, link_targets
 
 #: A heading's text (after the ``#`` marks) -> the id Jupyter gives it.
 JUPYTER_IDS = {

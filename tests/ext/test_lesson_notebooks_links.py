@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from book.downloads import _Converter, _Shared
+from book.pages import heading_ids, link_targets
 from ext_support import Book
-from heading_ids import heading_ids, link_targets
-from lesson_notebooks import _Converter, _Shared
 
 # sphinx-exercise 1.2 reads ``env.app`` and a transform's ``app``, which
 # Sphinx 9 deprecates (see test_self_check.py).

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from book.listing import listing_lines, unbound_names
 from ext_support import Book, warnings
-from listing import listing_lines, unbound_names
 
 SCALED = """\
 def scaled(x, factor):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from book.checks import symbols_in, template_sentences
 from docutils import nodes
 from ext_support import Book, warnings
-from prose_checks import symbols_in, template_sentences
 
 FINE = """# A fine page
 

@@ -6,8 +6,8 @@ import re
 from importlib.metadata import version
 
 import pytest
+from book.execution import processor_name
 from ext_support import Book, warnings
-from provenance import processor_name
 
 PAGE = """\
 Results

@@ -8,8 +8,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from book.downloads import normalise_zip
 from ext_support import Book, warnings
-from reproducible import normalise_zip
 
 EPOCH = 1700000000  # 2023-11-14 22:13:20 UTC, not the default of reproducible.py
 NAMES = ["plot_b.py", "a/plot_a.ipynb", "plot_a.py"]

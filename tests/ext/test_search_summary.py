@@ -5,8 +5,11 @@ from __future__ import annotations
 import html as html_module
 import re
 
+from book.config import DEFAULTS
+from book.html import DESCRIPTION_CHARS
 from ext_support import Book, warnings
-from search_summary import BOOK_SUMMARY, DESCRIPTION_CHARS
+
+BOOK_SUMMARY = DEFAULTS["book_summary"][0]
 
 INDEX = """\
 Attention

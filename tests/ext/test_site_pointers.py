@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from book.downloads import texts
 from ext_support import Book, warnings
-from site_pointers import texts
 
 
 def test_the_page_shows_the_site_text_only(book: Book) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from book.mathml import MathError, render, styled
 from ext_support import Book, warnings
-from tex_mathml import MathError, render, styled
 
 PAGE = r"""# Formulas
 

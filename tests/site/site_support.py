@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
-from book_pages import lesson_pages, read_page
-from listing import LISTING  # noqa: F401 (a page's listings, as the build finds them)
+from book.listing import LISTING  # noqa: F401 (a page's listings, as the build finds them)
+from book.pages import lesson_pages, read_page
 
 from book_tools import DOCS, HTML, ROOT, BuildResult  # noqa: F401 (the tests import them from here)
 

@@ -19,7 +19,7 @@ import pytest
 from site_support import DOCS, LESSON_PAGES, LESSON_SOURCES, LISTING, PageVisit, code_cells, settle
 
 sys.path.insert(0, str(DOCS / "_ext"))
-from listing import listing_lines
+from book.listing import listing_lines
 
 #: Characters of the 14 px monospace font that a block shows at 1280 px, by place.
 CODE_COLUMN = 76  # a code cell in the text column (room for 77)

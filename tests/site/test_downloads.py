@@ -31,11 +31,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from book_pages import HIDDEN_TAGS, read_page, saved_notebook
-from claims import load_expectations, problems  # the build's own check of a claim
-from heading_ids import heading_ids, link_targets  # the ids Jupyter gives headings
+from book.checks import load_expectations, problems  # the build's own check of a claim
+from book.listing import listing_lines  # what a page's listing shows
+from book.pages import (  # the ids Jupyter gives headings
+    HIDDEN_TAGS,
+    heading_ids,
+    link_targets,
+    read_page,
+    saved_notebook,
+)
 from jupyter_cache import get_cache
-from listing import listing_lines  # what a page's listing shows
 from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
 
 from book_tools import ARITHMETIC_VAR, BUILD_ENV
@@ -66,7 +71,7 @@ SLOW_FIRST = (
 # few minutes there), so a slow machine never fails the test by its load.
 HANG_LIMIT = 900  # seconds for one example or notebook (and one of its cells)
 INSTALL_TIMEOUT = 600
-# Every lesson page is offered as a notebook (docs/_ext/lesson_notebooks.py),
+# Every lesson page is offered as a notebook (docs/_ext/book/downloads.py),
 # and each runs top to bottom. Four of them train models with nothing saved
 # in the reader's folder: the order grid (positional_encoding), the depth grid
 # (encoder_block), the date model and its exercise (translation), the
@@ -332,7 +337,7 @@ def _book_listing(code):
     # Every name a listing reads from outside itself is defined once the
     # notebook has run (the page's imports, the other listings), as the landing
     # page promises: a listing that calls a helper the page never imports fails.
-    from free_names import read_names
+    from book.listing import read_names
 
     user = get_ipython().user_ns
     missing = sorted(n for n in read_names(code) if n not in user)

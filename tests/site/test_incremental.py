@@ -195,7 +195,7 @@ def test_rebuilds_run_exactly_what_changed_and_show_new_output(tmp_path: Path) -
 
     # An extension's code: every page is read again and shows what the
     # extension writes now; nothing runs.
-    notebooks = docs / "_ext" / "lesson_notebooks.py"
+    notebooks = docs / "_ext" / "book" / "downloads.py"
     notebooks.write_text(
         notebooks.read_text(encoding="utf-8").replace(
             "(it runs with the book's package)", "(it runs with lessons_code)"

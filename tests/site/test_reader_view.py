@@ -33,7 +33,7 @@ from site_support import (
 )
 
 sys.path.insert(0, str(DOCS / "_ext"))
-from listing import listing_lines
+from book.listing import listing_lines
 
 PLUMBING = re.compile(r"^\s*(assert\b|glue\()|\bglue\(")
 

@@ -1,1 +1,2 @@
-extensions = ["myst_parser", "claims"]
+extensions = ["myst_parser", "book"]
+book_features = ["claims"]

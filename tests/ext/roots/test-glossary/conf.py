@@ -1,1 +1,2 @@
-extensions = ["glossary_backlinks"]
+extensions = ["book"]
+book_features = ["glossary"]

@@ -3,4 +3,5 @@ from pathlib import Path
 
 # The module the listings show lives next to this file.
 sys.path.insert(0, str(Path(__file__).parent))
-extensions = ["myst_parser", "listing"]
+extensions = ["myst_parser", "book"]
+book_features = []

@@ -1,4 +1,5 @@
-extensions = ["myst_parser", "tex_mathml"]
+extensions = ["myst_parser", "book"]
 html_math_renderer = "tex_mathml"
 math_numfig = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
+book_features = []

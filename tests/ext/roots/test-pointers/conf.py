@@ -1,1 +1,2 @@
-extensions = ["myst_parser", "site_pointers"]
+extensions = ["myst_parser", "book"]
+book_features = []

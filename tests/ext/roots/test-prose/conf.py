@@ -1,2 +1,3 @@
-extensions = ["myst_parser", "prose_checks"]
+extensions = ["myst_parser", "book"]
 myst_enable_extensions = ["dollarmath"]
+book_features = ["prose"]

@@ -1,1 +1,2 @@
-extensions = ["provenance"]
+extensions = ["book"]
+book_features = ["provenance"]

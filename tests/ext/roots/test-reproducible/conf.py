@@ -1,2 +1,3 @@
-extensions = ["reproducible"]
+extensions = ["book"]
 html_static_path = ["_static"]
+book_features = ["zips"]

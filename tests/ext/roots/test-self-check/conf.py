@@ -1,2 +1,3 @@
-extensions = ["myst_parser", "sphinx_exercise", "self_check"]
+extensions = ["myst_parser", "book"]
 myst_enable_extensions = ["dollarmath"]
+book_features = []

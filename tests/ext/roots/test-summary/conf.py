@@ -1,2 +1,3 @@
 project = "Tiny book"
-extensions = ["search_summary"]
+extensions = ["book"]
+book_features = ["summary"]

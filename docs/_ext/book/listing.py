@@ -1,4 +1,6 @@
-"""Show the computation of a ``lessons_code`` function or class, not its paperwork.
+"""A lesson's listing of the package's own source, and the names a listing leaves free.
+
+**Listing.** Show the computation of a ``lessons_code`` function or class, not its paperwork.
 
 A lesson page shows package code with::
 
@@ -28,26 +30,36 @@ defined by a cell the reader sees (an import, an assignment, a definition)
 or by another listing of the page: the reader's notebook runs the listing
 as a cell, so a listing that calls a helper the page never imports is an
 error naming the page's line, here, rather than a failing notebook later.
+
+**Free names.** The names a piece of Python reads from outside itself (standard library only).
+
+The ``listing`` directive asks it of what a page shows, at build time; the
+reader's-notebook test asks it again inside the reader's kernel, where only
+the standard library can be relied on.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib.util
 import re
 import symtable
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
-from book_pages import is_lesson_text, read_page
 from docutils import nodes
 from docutils.parsers.rst import directives
-from free_names import read_names
 from sphinx.util.docutils import SphinxDirective
 
+from .pages import is_lesson_text, read_page
+
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
+    pass
+
+
+# -- listing ---------------------------------------------------------------
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -269,7 +281,22 @@ class Listing(SphinxDirective):
         return [container]
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the ``listing`` directive."""
-    app.add_directive("listing", Listing)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+# -- free_names ------------------------------------------------------------
+
+
+def read_names(code: str) -> set[str]:
+    """The names ``code`` reads from outside itself (globals it does not bind)."""
+    free: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        for symbol in table.get_symbols():
+            outer = table.get_type() == "module" and not (
+                symbol.is_assigned() or symbol.is_imported()
+            )
+            if symbol.is_referenced() and (symbol.is_global() or outer):
+                free.add(symbol.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(symtable.symtable(code, "<listing>", "exec"))
+    return {name for name in free if not hasattr(builtins, name)}

@@ -1,4 +1,6 @@
-"""Render LaTeX math to MathML while the book is built.
+"""LaTeX to MathML at build time: formulas without JavaScript.
+
+**Tex mathml.** Render LaTeX math to MathML while the book is built.
 
 Every ``$...$``, ``$$...$$``, ``{math}`` role and ``math`` directive is
 converted by latex2mathml, a pure-Python converter. The HTML then carries
@@ -13,7 +15,7 @@ latex2mathml writes MathML for every kind of reader; what Chromium, Firefox
 and Safari draw alike is MathML Core, and TeX's conventions need a few more
 touches. After converting, this module
 
-* writes the letters of ``\\mathbb``, ``\\mathbf``, ``\\boldsymbol``,
+* writes the letters of ``\\mathbb``, ``\\mathbf``, ``\boldsymbol``,
   ``\\mathcal``, ``\\mathit`` ... as the characters of Unicode's Mathematical
   Alphanumeric Symbols block (double-struck R, bold x, script L): MathML Core
   ignores every ``mathvariant`` but ``normal``, so ``\\mathbb{R}`` would show a
@@ -27,7 +29,7 @@ touches. After converting, this module
   a bracket (``\\log(x)``); a ``\\!`` right after a name cancels that space, as
   in TeX. Names with limits (``\\max``, ``\\operatorname*{arg\\,max}``) take
   their subscript under them in display style;
-* gives TeX's ordinary symbols (``\\partial``, ``\\infty``, ``\\top``) no
+* gives TeX's ordinary symbols (``\\partial``, ``\\infty``, ``\top``) no
   operator spacing, and named spaces (``\\!``) a length;
 * reads ``aligned`` as ``split`` (latex2mathml has no ``aligned``), and puts a
   matrix and its brackets in a row of their own, so that they grow with it.
@@ -45,7 +47,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from docutils import nodes
@@ -55,8 +57,10 @@ from sphinx.locale import _
 from sphinx.util.math import get_node_equation_number
 
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
     from sphinx.writers.html5 import HTML5Translator
+
+
+# -- tex_mathml ------------------------------------------------------------
 
 
 class MathError(SphinxError):
@@ -627,12 +631,3 @@ def visit_display(self: HTML5Translator, node: nodes.math_block) -> None:
     self.body.append(render(latex, display=True, node=node))
     self.body.append("</div>\n")
     raise nodes.SkipNode
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the renderer under the name ``tex_mathml``."""
-    app.add_html_math_renderer("tex_mathml", (visit_inline, None), (visit_display, None))
-    app.add_css_file("math.css")
-    # Copying a formula copies its TeX (the annotation), not MathML's characters.
-    app.add_js_file("math_copy.js", loading_method="defer")
-    return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,4 +1,7 @@
-"""Offer every lesson page as a plain Jupyter notebook, all of them in one zip, and the PDF.
+"""What readers download: the lessons as notebooks, the wheel, pointers to the site, zips.
+
+**Lesson notebooks.** Offer every lesson page as a plain Jupyter notebook, all of them
+in one zip, and the PDF.
 
 A lesson page is a MyST-NB notebook: its source has hidden cells, glue roles
 and directives that a reader's Jupyter does not understand. When the HTML
@@ -46,43 +49,86 @@ with its page count and size; a site built without it says nothing of a PDF
 re-reads the page when the PDF changes or goes (it is a dependency of the
 page); the ``env-get-outdated`` hook re-reads the landing page when the PDF
 appears.
+
+**Reader wheel.** Ship the ``lessons_code`` wheel on the site, so downloaded examples run.
+
+When the build starts, the wheel is built from the working tree into
+``docs/_generated/`` (ignored by git) by ``book_tools.build_package``, the
+same function ``nox -s build`` uses; pages link it with ``|wheel_download|``
+and name it with ``|wheel_name|`` (rST and MyST alike). A build takes one or
+two seconds, so it is skipped while the digest of its inputs matches the one
+saved next to the wheel.
+
+**Site pointers.** Words that point to what only the web page holds:
+``{site-pointer}`site text <offline text>```.
+
+An explorer runs in the browser and a gallery's examples are pages of the
+site; a lesson's notebook (docs/_ext/book/downloads.py) holds neither. A
+sentence that points to one says so with this role: the page shows the first
+text ("the explorer below"), the notebook the second ("the explorer on this
+lesson's web page"), linked to the page when ``html_baseurl`` says where the
+site lives. ``tests/site/test_downloads.py`` checks that no notebook still
+points "below" to an explorer or a gallery example.
+
+**Reproducible.** Make the archives of the built site reproducible.
+
+sphinx-gallery zips the example scripts and notebooks with the modification
+times of the files on disk, which differ from one checkout to the next. At the
+end of the build every ``.zip`` under the output folder is rewritten with its
+entries in name order and dated ``SOURCE_DATE_EPOCH`` (set in ``conf.py``), so
+two builds of the same commit give the same bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import pkgutil
 import re
 import shutil
 import textwrap
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import nbformat
-from book_pages import Page, executed_folder, is_lesson, read_page, saved_notebook
-from claims import glued_values
-from code_deps import is_build_only
 from docutils import nodes
 from docutils.nodes import make_id
-from heading_ids import heading_id, link_target
 from jupyter_cache import get_cache
-from listing import listing_lines
 from myst_nb.core.variables import format_plain_text
 from myst_nb.sphinx_ import NbMetadataCollector
 from pybtex.database import parse_file  # type: ignore[import-untyped]
-from reproducible import source_date
-from self_check import SELF_CHECK
-from site_pointers import texts
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
-from stream_chunks import join_chunks
+
+from book_tools import build_package
+
+from .checks import glued_values
+from .execution import is_build_only
+from .html import SELF_CHECK
+from .listing import listing_lines
+from .mystnb import join_chunks
+from .pages import (
+    Page,
+    executed_folder,
+    heading_id,
+    is_lesson,
+    link_target,
+    read_page,
+    saved_notebook,
+)
 
 if TYPE_CHECKING:
     from docutils.parsers.rst.states import Inliner
     from sphinx.application import Sphinx
+    from sphinx.config import Config
     from sphinx.environment import BuildEnvironment
+
+
+# -- lesson_notebooks ------------------------------------------------------
 
 get_exec_data = NbMetadataCollector.get_exec_data
 
@@ -702,16 +748,109 @@ def relink_pdf(
     return [] if linked else [root]
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
-    # Where the notebooks and their zip go, relative to the HTML output folder.
-    app.add_config_value("book_notebooks_folder", "_downloads/notebooks", "html", types=[str])
-    app.add_config_value("book_notebooks_archive", "lessons-notebooks.zip", "html", types=[str])
-    # The book as one PDF, relative to the source folder (book_pdf.py writes it
-    # there, and its page count next to it as JSON); "" for none.
-    app.add_config_value("book_pdf", "", "env", types=[str])
-    app.add_role("book-pdf", book_pdf_role)
-    app.connect("env-get-outdated", relink_pdf)
-    # After the theme's own hook, which fills the download menu.
-    app.connect("html-page-context", offer_notebook, priority=600)
-    app.connect("build-finished", write_notebooks)
-    return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}
+# -- reader_wheel ----------------------------------------------------------
+
+
+def inputs_digest(root: Path) -> str:
+    """SHA-256 of what the wheel is built from: metadata, package files, source date."""
+    digest = hashlib.sha256(os.environ.get("SOURCE_DATE_EPOCH", "").encode())
+    package = sorted((root / "lessons_code").rglob("*"))
+    for path in [root / "pyproject.toml", root / "README.md", *package]:
+        if path.is_file() and "__pycache__" not in path.parts:
+            name = path.relative_to(root).as_posix().encode()
+            digest.update(name + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def build_wheel(root: Path, out_dir: Path) -> Path:
+    """Build the wheel of the project at ``root`` into ``out_dir``, unless it is up to date."""
+    stamp = out_dir / "inputs.sha256"
+    digest = inputs_digest(root)
+    wheels = list(out_dir.glob("*.whl"))
+    if len(wheels) == 1 and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        return wheels[0]
+    shutil.rmtree(out_dir, ignore_errors=True)  # no wheel of an older version stays
+    try:
+        (wheel,) = build_package(out_dir, root=root)
+    except RuntimeError as error:
+        raise ExtensionError(f"the reader wheel: {error}") from None
+    stamp.write_text(digest, encoding="utf-8")
+    return wheel
+
+
+def on_config_inited(app: Sphinx, config: Config) -> None:
+    """Build the wheel and define the substitutions that link to it."""
+    srcdir = Path(app.srcdir)
+    wheel = build_wheel(srcdir.parent, srcdir / "_generated")
+    link = f":download:`{wheel.name} </_generated/{wheel.name}>`"
+    config.rst_prolog = (config.rst_prolog or "") + (
+        f"\n.. |wheel_download| replace:: {link}\n.. |wheel_name| replace:: ``{wheel.name}``\n"
+    )
+    config.myst_substitutions = {
+        **(config.myst_substitutions or {}),
+        "wheel_download": f"{{download}}`{wheel.name} </_generated/{wheel.name}>`",
+        "wheel_name": f"`{wheel.name}`",
+    }
+
+
+# -- site_pointers ---------------------------------------------------------
+
+_TEXTS = re.compile(r"^(?P<site>[^<>]*?)\s*<(?P<offline>[^<>]+)>$", re.S)
+
+
+def texts(content: str) -> tuple[str, str] | None:
+    """The role's two texts (the page's, the notebook's), or None if one is missing."""
+    found = _TEXTS.match(content)
+    if found is None or not found["site"].strip():
+        return None
+    return " ".join(found["site"].split()), " ".join(found["offline"].split())
+
+
+def site_pointer_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Inliner,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """The page's text of the pointer; a role without both texts is an error."""
+    both = texts(text)
+    if both is None:
+        message = inliner.reporter.error(
+            f"{{{name}}} needs the page's text and the notebook's: `site text <offline text>`, "
+            f"not {text!r}",
+            line=lineno,
+        )
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    return [nodes.Text(both[0])], []
+
+
+# -- reproducible ----------------------------------------------------------
+
+
+def source_date() -> tuple[int, int, int, int, int, int]:
+    """``SOURCE_DATE_EPOCH`` (set in ``conf.py``) as a zip entry's date."""
+    return time.gmtime(int(os.environ["SOURCE_DATE_EPOCH"]))[:6]
+
+
+def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
+    """Rewrite ``path`` with its entries in name order, all dated ``date_time``, mode 644."""
+    with zipfile.ZipFile(path) as archive:
+        entries = sorted((info.filename, archive.read(info)) for info in archive.infolist())
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=date_time)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+
+
+def date_zips(app: Sphinx, exception: BaseException | None) -> None:
+    """Normalise every zip the HTML build wrote."""
+    if exception is not None or app.builder.format != "html":
+        return
+    date_time = source_date()
+    for path in sorted(Path(app.outdir).rglob("*.zip")):
+        normalise_zip(path, date_time)

@@ -1,4 +1,6 @@
-"""Run again exactly what an edit affects, and say what ran and why.
+"""Running the lessons' code: what it depends on, where a failing cell is, what it ran with.
+
+**Code deps.** Run again exactly what an edit affects, and say what ran and why.
 
 The caches of MyST-NB (jupyter-cache, keyed on a page's code cells) and
 sphinx-gallery (an md5 stamp per script) only see a page's or an example's
@@ -24,6 +26,25 @@ next build compares with. The log gets a one-line summary.
 The same reading of imports feeds the API reference: the directive
 ``.. used-in-pages:: lessons_code.positional.positional_encoding`` lists the
 lesson pages that import that name.
+
+**Cell errors.** Name the page *and line* of a lesson cell that raised during the build.
+
+MyST-NB reports a notebook whose execution failed, and names the page, not
+where in it the failing cell stands (``nb_execution_raise_on_error`` is left
+off: the build goes on, reports every failing page, and fails at the end,
+as every warning does under ``-W``). The notebook MyST-NB saves for the page
+holds the failing cell's error output, with the error's name and message;
+the page model (``book_pages``) gives that cell's line in the page. This
+extension reports ``<page>:<line>: a code cell raised <error>: <message>``,
+the line being the cell's first line of code.
+
+**Provenance.** A ``{provenance}`` directive: how and where a page's results were produced.
+
+Placed at the end of an executed page, it becomes one line naming the versions
+of ``lessons_code``, PyTorch and NumPy, the device and processor, the seeds the
+page uses (given as the directive's ``:seeds:`` option) and how long the page's
+code took to execute -- the runtime recorded by MyST-NB, also when the outputs
+come from its cache.
 """
 
 from __future__ import annotations
@@ -33,24 +54,34 @@ import functools
 import hashlib
 import json
 import os
+import platform
 import time
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from book_pages import is_lesson, is_lesson_text, read_page
+import nbformat
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.parallel import make_chunks
 
+from .collectors import IMPORTS
+from .pages import is_lesson, is_lesson_text, read_page, saved_notebook
+
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+
+
+# -- code_deps -------------------------------------------------------------
 
 logger = logging.getLogger(__name__)
 
 PACKAGE = "lessons_code"
-EXT = Path(__file__).resolve().parent
+#: docs/_ext: the modules a kernel may import (bounds, book_figures) and this package.
+EXT = Path(__file__).resolve().parents[1]
 FIGURE_SETTINGS = EXT / "book_figures.py"
 _CELL_BREAK = "\n# -- next cell --\n"
 #: Put after a notebook page's last line, so that no line of the page moves
@@ -62,17 +93,17 @@ LAST_CELL = """
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
 
-# Build only (docs/_ext/code_deps.py); dependencies' digest: {digest}
+# Build only (docs/_ext/book/execution.py); dependencies' digest: {digest}
 assert globals().get("BOOK_KERNEL_SETUP"), "the kernel's startup file did not run"
 ```
 """
-_BUILD_ONLY = "# Build only (docs/_ext/code_deps.py)"
+_BUILD_ONLY = "# Build only (docs/_ext/book/execution.py)"
 #: Run by every lesson page's kernel before its first cell: an IPython
 #: startup file in the build's own IPython folder (``IPYTHONDIR``, set by
 #: :func:`on_builder_inited`). It puts ``docs/_ext`` on the path (a page may
 #: import ``book_figures`` or ``bounds``) and applies the figure settings.
 KERNEL_SETUP = """\
-# The book's kernel setup (docs/_ext/code_deps.py, KERNEL_SETUP).
+# The book's kernel setup (docs/_ext/book/execution.py, KERNEL_SETUP).
 import sys
 
 sys.path.insert(0, {ext!r})
@@ -203,7 +234,8 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     if not is_lesson_text(text):
         return
     code = code_of(text)
-    _usage(app.env)[docname] = sorted(imported_modules(code))
+    # The package names it imports, for the API pages' lists (collectors.py).
+    app.env.temp_data[IMPORTS] = sorted(imported_modules(code))
     files = dependencies(package_dir(app), code)
     for path in files.values():
         app.env.note_dependency(str(path))
@@ -385,113 +417,128 @@ def _is_notebook(env: Any, docname: str) -> bool:
     return is_lesson(Path(env.doc2path(docname)))
 
 
-def _usage(env: Any) -> dict[str, list[str]]:
-    """docname -> the package names that page imports (kept in the environment)."""
-    usage: dict[str, list[str]] = env.__dict__.setdefault("lessons_code_usage", {})
-    return usage
+# -- cell_errors -----------------------------------------------------------
+
+logger = logging.getLogger(__name__)
+_READ: Any = nbformat.read  # untyped
 
 
-class used_in_pages(nodes.General, nodes.Element):
-    """Placeholder for the list of pages that import a name."""
+def first_code_line(text: str, fence: int, source: str) -> int:
+    """The line (1-based) of ``source``'s first line in the cell fenced at line ``fence``."""
+    first = source.lstrip("\n").split("\n", 1)[0]
+    lines = text.split("\n")
+    for number in range(fence, len(lines)):
+        if lines[number] == first:
+            return number + 1
+    return fence
 
 
-class UsedInPagesDirective(SphinxDirective):
-    """``.. used-in-pages:: dotted.name`` -- links to the lesson pages importing it."""
+def report_failed_cell(app: Sphinx, doctree: nodes.document) -> None:
+    """After a lesson page is read, report the cell whose execution raised, if one did.
 
-    required_arguments = 1
+    The page is also read (and executed) again on the next build: the failed
+    run is saved nowhere, so a build that did not read the page again would
+    show its traceback without a word.
+    """
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    docname = app.env.docname
+    data = NbMetadataCollector.get_exec_data(app.env, docname)
+    if not data or data.get("succeeded", True):
+        return
+    app.env.note_reread()
+    text = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
+    where, message = _failed_cell(app, docname, text)
+    if message is None:  # no cell holds an error: a timeout, a kernel that died
+        message = f"the page's execution failed ({data.get('error') or 'no cell raised'})"
+    logger.warning(message, location=(docname, where), type="cell_errors")
+
+
+def _failed_cell(app: Sphinx, docname: str, text: str) -> tuple[int | None, str | None]:
+    """(line, message) of the cell whose error the saved notebook holds, or (None, None)."""
+    cells = _READ(saved_notebook(Path(app.outdir), docname), as_version=4).cells
+    if cells and is_build_only(cells[-1]):
+        if _errors(cells[-1]):
+            error = _errors(cells[-1])[0]
+            setup = "the build's last cell (code_deps.LAST_CELL)"
+            return None, f"{setup} raised {error.ename}: {error.evalue}"
+        cells = cells[:-1]
+    page = read_page(text)
+    for cell, ran in zip(page.cells, cells, strict=True):
+        errors = _errors(ran)
+        if errors:
+            line = first_code_line(text, cell.line, cell.source)
+            return line, f"a code cell raised {errors[0].ename}: {errors[0].evalue}"
+    return None, None
+
+
+def _errors(cell: Any) -> list[Any]:
+    return [out for out in cell.get("outputs", []) if out.output_type == "error"]
+
+
+# -- provenance ------------------------------------------------------------
+
+
+class provenance_node(nodes.General, nodes.Element):
+    """Placeholder filled in once the page has been executed."""
+
+
+def processor_name() -> str:
+    """The CPU's model name, or the platform's description of it."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine() or "unknown processor"
+
+
+class ProvenanceDirective(SphinxDirective):
+    """``{provenance}`` with an optional ``:seeds:`` option."""
+
     has_content = False
+    option_spec: ClassVar[dict[str, Any]] = {"seeds": directives.unchanged_required}
 
     def run(self) -> list[nodes.Node]:
-        """Return the placeholder; it is filled when the page is written."""
-        node = used_in_pages()
-        node["target"] = self.arguments[0]
-        _listings(self.env).add(self.env.docname)
+        """Return the placeholder node."""
+        node = provenance_node()
+        node["seeds"] = self.options.get("seeds", "none (no randomness)")
+        node["docname"] = self.env.docname
+        self.set_source_info(node)
         return [node]
 
 
-def _listings(env: Any) -> set[str]:
-    """Docnames that hold a ``used-in-pages`` list (kept in the environment)."""
-    listings: set[str] = env.__dict__.setdefault("lessons_code_listings", set())
-    return listings
+def describe(env: Any, docname: str, seeds: str) -> str:
+    """The provenance sentence for one page."""
+    from myst_nb.sphinx_ import NbMetadataCollector
 
-
-def _usage_state(env: Any) -> list[tuple[str, list[str], str]]:
-    """What the lists show: each page's imported names and its title."""
-    titles = getattr(env, "titles", {})
-    return sorted(
-        (page, names, titles[page].astext() if page in titles else page)
-        for page, names in _usage(env).items()
+    exec_data = NbMetadataCollector.get_exec_data(env, docname) or {}
+    runtime = exec_data.get("runtime")
+    took = (
+        f"executing this page took {runtime:.1f} s"
+        if isinstance(runtime, (int, float))
+        else "the page's execution time was not recorded"
+    )
+    cores = os.cpu_count() or 1
+    threads = os.environ.get("OMP_NUM_THREADS", str(cores))
+    # The arithmetic the numbers depend on (pyproject's [tool.book.build-env]).
+    kernels = ", ".join(
+        f"{name}={os.environ[name]}"
+        for name in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")
+        if os.environ.get(name)
+    )
+    return (
+        f"Produced by the build with lessons_code {version('lessons-code')}, "
+        f"PyTorch {version('torch')} and NumPy {version('numpy')} on the CPU "
+        f"({processor_name()}, {cores} cores, {threads} PyTorch thread"
+        f"{'' if threads == '1' else 's'}{', ' + kernels if kernels else ''}); seeds: {seeds}; "
+        f"{took}."
     )
 
 
-def remember_usage(
-    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
-) -> list[str]:
-    """Before pages are read again, note what the lists show now."""
-    app._lessons_code_usage_before = _usage_state(env)  # type: ignore[attr-defined]
-    return []
-
-
-def rewrite_listings(app: Sphinx, env: Any) -> list[str]:
-    """Write the pages with lists again if an import or a title changed.
-
-    The lists are filled in when a page is written (``fill_usage``), so the
-    pages holding them never need to be read again for it: a no-change
-    rebuild reads and writes none of them.
-    """
-    if getattr(app, "_lessons_code_usage_before", None) == _usage_state(env):
-        return []
-    return sorted(_listings(env))
-
-
-def fill_usage(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """Replace each placeholder by links to the pages that import its name."""
-    usage = _usage(app.env)
-    for node in doctree.findall(used_in_pages):
-        target = node["target"]
-        pages = sorted(page for page, names in usage.items() if target in names)
-        if not pages:
-            node.replace_self([])
-            continue
-        paragraph = nodes.paragraph(classes=["used-in-pages"])
-        paragraph += nodes.strong(text="Used in the lessons: ")
-        for index, page in enumerate(pages):
-            if index:
-                paragraph += nodes.Text(", ")
-            title = app.env.titles[page].astext() if page in app.env.titles else page
-            uri = app.builder.get_relative_uri(docname, page)
-            paragraph += nodes.reference("", title, internal=True, refuri=uri)
+def fill_provenance(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Replace each placeholder by its sentence."""
+    for node in doctree.findall(provenance_node):
+        paragraph = nodes.paragraph(classes=["provenance"])
+        paragraph += nodes.Text(describe(app.env, node["docname"], node["seeds"]))
         node.replace_self(paragraph)
-
-
-def purge_usage(app: Sphinx, env: Any, docname: str) -> None:
-    """Forget what a removed or re-read page imported or listed."""
-    _usage(env).pop(docname, None)
-    _listings(env).discard(docname)
-
-
-def merge_usage(app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
-    """Combine the records of parallel readers."""
-    _usage(env).update(_usage(other))
-    _listings(env).update(_listings(other))
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    """Connect the hooks; the gallery one runs before sphinx-gallery's."""
-    app.add_node(used_in_pages)
-    app.add_directive("used-in-pages", UsedInPagesDirective)
-    app.connect("source-read", on_source_read)
-    app.connect("env-before-read-docs", spread_notebooks)
-    app.connect("builder-inited", on_builder_inited, priority=100)
-    app.connect("build-finished", write_report)
-    app.connect("doctree-resolved", fill_usage)
-    app.connect("env-get-outdated", remember_usage)
-    app.connect("env-get-updated", rewrite_listings)
-    app.connect("env-purge-doc", purge_usage)
-    app.connect("env-merge-info", merge_usage)
-    return {
-        "version": "1.0",
-        "env_version": 1,
-        "parallel_read_safe": True,
-        "parallel_write_safe": True,
-    }
