@@ -100,7 +100,7 @@ from myst_parser.mdit_to_docutils.base import DocutilsRenderer
 from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
-from .pages import executed_folder
+from .mystnb import executed_folder, format_glued, glue_file
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -128,7 +128,7 @@ def load_expectations(folder: Path) -> dict[str, dict[str, dict[str, Any]]]:
 
 def glued_values(folder: Path, docname: str) -> dict[str, str] | None:
     """The ``text/plain`` form of each value page ``docname`` glued, or None."""
-    path = folder / f"{docname}.glue.json"
+    path = glue_file(folder, docname)
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -321,8 +321,6 @@ def format_problems(
     source: str, glued: dict[str, str], wanted: dict[str, dict[str, Any]]
 ) -> list[tuple[int, str]]:
     """(line, why) for every bound and format rule that ``source`` breaks."""
-    from myst_nb.core.variables import format_plain_text
-
     found = [
         (
             line,
@@ -359,7 +357,7 @@ def format_problems(
                 )
             )
         if not (bound or declared) and key in glued and spec:
-            whole = rounds_to_whole(glued[key], format_plain_text(glued[key], spec), spec)
+            whole = rounds_to_whole(glued[key], format_glued(glued[key], spec), spec)
             if whole is not None:
                 found.append(
                     (
@@ -370,7 +368,7 @@ def format_problems(
                     )
                 )
         if (bound or declared) and key in glued and spec:
-            shown = format_plain_text(glued[key], spec)
+            shown = format_glued(glued[key], spec)
             try:
                 exact = float(shown.rstrip("%").replace(",", "")) == float(glued[key])
             except ValueError:

@@ -97,9 +97,6 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 from docutils import nodes
 from docutils.nodes import make_id
-from jupyter_cache import get_cache
-from myst_nb.core.variables import format_plain_text
-from myst_nb.sphinx_ import NbMetadataCollector
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
@@ -110,16 +107,15 @@ from .checks import glued_values
 from .execution import is_build_only
 from .html import SELF_CHECK
 from .listing import listing_lines
-from .mystnb import join_chunks
-from .pages import (
-    Page,
+from .mystnb import (
+    exec_data,
     executed_folder,
-    heading_id,
-    is_lesson,
-    link_target,
-    read_page,
+    execution_cache,
+    format_glued,
+    join_chunks,
     saved_notebook,
 )
+from .pages import Page, heading_id, is_lesson, link_target, read_page
 
 if TYPE_CHECKING:
     from docutils.parsers.rst.states import Inliner
@@ -130,7 +126,6 @@ if TYPE_CHECKING:
 
 # -- lesson_notebooks ------------------------------------------------------
 
-get_exec_data = NbMetadataCollector.get_exec_data
 
 #: nbformat's helpers are untyped.
 _V4: Any = nbformat.v4
@@ -218,7 +213,7 @@ class _Converter:
             key = key or text
             if key not in self.glued:
                 raise ExtensionError(f"{self.docname}: no glued value {key!r}")
-            return str(format_plain_text(self.glued[key], spec or "s"))
+            return format_glued(self.glued[key], spec or "s")
         if name == "term":
             key = " ".join(key.split())  # Sphinx reads a term across a line break
             if key.lower() not in self.glossary:
@@ -510,8 +505,9 @@ def executed_cells(app: Sphinx, docname: str, page: Page) -> list[Any]:
     path = saved_notebook(Path(app.outdir), docname)
     if not path.is_file():
         raise ExtensionError(f"{docname}: MyST-NB saved no executed notebook ({path})")
-    env: Any = app.env  # MyST-NB's configuration, resolved (mystnb_config)
-    cache = get_cache(str(env.mystnb_config.execution_cache_path))
+    cache = execution_cache(app.env)
+    if cache is None:
+        raise ExtensionError(f"{docname}: the build keeps no execution cache (nb_execution_mode)")
     try:
         _, executed = cache.merge_match_into_notebook(_READ(path, as_version=4))
     except KeyError:
@@ -631,7 +627,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
         return
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
     folder = Path(app.outdir) / app.config.book_notebooks_folder
-    if any(not (get_exec_data(app.env, name) or {}).get("succeeded", True) for name in lessons):
+    if any(not exec_data(app.env, name).get("succeeded", True) for name in lessons):
         # A cell raised (cell_errors says where): no notebooks of a failed run,
         # and none of an earlier one left beside it.
         shutil.rmtree(folder, ignore_errors=True)

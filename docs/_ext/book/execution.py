@@ -69,7 +69,8 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.parallel import make_chunks
 
 from .collectors import IMPORTS
-from .pages import is_lesson, is_lesson_text, read_page, saved_notebook
+from .mystnb import exec_data, execution_cache, saved_notebook
+from .pages import is_lesson, is_lesson_text, read_page
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -341,14 +342,12 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
     """Write ``execution.json`` and log its summary."""
     if exception is not None or not hasattr(app, "_code_deps_start"):
         return
-    from myst_nb.sphinx_ import NbMetadataCollector
-
     path, previous = _report_path(app), app._code_deps_previous  # type: ignore[attr-defined]
     env, start = app.env, app._code_deps_start
     sources: dict[str, tuple[str, float | None]] = {}  # name -> code, seconds if executed
     for docname in sorted(env.found_docs):
         if _is_notebook(env, docname):
-            data = NbMetadataCollector.get_exec_data(env, docname) or {}
+            data = exec_data(env, docname)
             text = Path(env.doc2path(docname)).read_text(encoding="utf-8")
             ran_now = data.get("mtime", 0) >= start
             sources[docname] = (code_of(text), data.get("runtime") if ran_now else None)
@@ -404,12 +403,9 @@ def _create_execution_cache(env: Any) -> None:
     Two readers that both find no database would both create its tables,
     and one of them fails ("table settings already exists").
     """
-    config = getattr(env, "mystnb_config", None)
-    if config is None or config.execution_mode != "cache" or not config.execution_cache_path:
-        return
-    from jupyter_cache import get_cache
-
-    get_cache(config.execution_cache_path).list_cache_records()  # opens (creates) the database
+    cache = execution_cache(env)
+    if cache is not None:
+        cache.list_cache_records()  # opens (creates) the database
 
 
 def _is_notebook(env: Any, docname: str) -> bool:
@@ -440,10 +436,8 @@ def report_failed_cell(app: Sphinx, doctree: nodes.document) -> None:
     run is saved nowhere, so a build that did not read the page again would
     show its traceback without a word.
     """
-    from myst_nb.sphinx_ import NbMetadataCollector
-
     docname = app.env.docname
-    data = NbMetadataCollector.get_exec_data(app.env, docname)
+    data = exec_data(app.env, docname)
     if not data or data.get("succeeded", True):
         return
     app.env.note_reread()
@@ -510,10 +504,8 @@ class ProvenanceDirective(SphinxDirective):
 
 def describe(env: Any, docname: str, seeds: str) -> str:
     """The provenance sentence for one page."""
-    from myst_nb.sphinx_ import NbMetadataCollector
-
-    exec_data = NbMetadataCollector.get_exec_data(env, docname) or {}
-    runtime = exec_data.get("runtime")
+    record = exec_data(env, docname)
+    runtime = record.get("runtime")
     took = (
         f"executing this page took {runtime:.1f} s"
         if isinstance(runtime, (int, float))

@@ -1,7 +1,11 @@
 """The book's one adapter to MyST-NB's internals.
 
 Everything the book reaches inside MyST-NB goes through here, so that an
-upgrade of MyST-NB is checked against one file. Two of its behaviours are
+upgrade of MyST-NB is checked against one file: its reader of Markdown
+notebooks (:func:`read_notebook`), the folder where it saves what it
+executed (:func:`saved_notebook`, :func:`glue_file`), its record of each
+page's run (:func:`exec_data`), its execution cache (:func:`execution_cache`)
+and its formatting of glued values (:func:`format_glued`). Two of its behaviours are
 corrected, by :func:`patch` (which ``book.setup`` calls; :func:`patched`
 undoes it, for tests):
 
@@ -32,9 +36,66 @@ import contextlib
 import copy
 import functools
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from myst_nb.core import read, render
+from myst_nb.core.variables import format_plain_text
+from myst_nb.sphinx_ import NbMetadataCollector
+
+
+def is_notebook_text(text: str) -> bool:
+    """Whether ``text`` is a MyST Markdown notebook (by its front matter), as MyST-NB reads it."""
+    return bool(read.is_myst_markdown_notebook(text))
+
+
+#: MyST-NB's own reader, as it is before :func:`patch` corrects its lines
+#: (the page model counts a cell's lines itself).
+_READER = getattr(read.read_myst_markdown_notebook, "__wrapped__", read.read_myst_markdown_notebook)
+
+
+def read_notebook(text: str) -> Any:
+    """MyST-NB's notebook of ``text``, with each cell's start line (``metadata.source_map``).
+
+    The start lines are MyST-NB's own (see :func:`corrected`).
+    """
+    return _READER(text, add_source_map=True)
+
+
+def executed_folder(outdir: Path) -> Path:
+    """Where MyST-NB saves what it executed (notebooks, glue) for a build into ``outdir``."""
+    return outdir.parent / "jupyter_execute"
+
+
+def saved_notebook(outdir: Path, docname: str) -> Path:
+    """The notebook MyST-NB saved for the page ``docname``: its cells as executed."""
+    return executed_folder(outdir) / f"{docname}.ipynb"
+
+
+def glue_file(folder: Path, docname: str) -> Path:
+    """The file of the values page ``docname`` glued, in MyST-NB's ``folder`` of executed pages."""
+    return folder / f"{docname}.glue.json"
+
+
+def exec_data(env: Any, docname: str) -> dict[str, Any]:
+    """MyST-NB's record of the page's last run (``mtime``, ``runtime``, ``succeeded``...)."""
+    data: dict[str, Any] = NbMetadataCollector.get_exec_data(env, docname) or {}
+    return data
+
+
+def execution_cache(env: Any) -> Any:
+    """MyST-NB's execution cache (jupyter-cache), or None if the build does not cache runs."""
+    config = getattr(env, "mystnb_config", None)
+    if config is None or config.execution_mode != "cache" or not config.execution_cache_path:
+        return None
+    from jupyter_cache import get_cache
+
+    return get_cache(str(config.execution_cache_path))
+
+
+def format_glued(value: Any, spec: str) -> str:
+    """A glued value as ``{glue:text}`key:spec``` shows it."""
+    return str(format_plain_text(value, spec))
 
 
 def join_chunks(outputs: list[Any]) -> list[Any]:

@@ -55,7 +55,8 @@ from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from myst_nb.core.read import is_myst_markdown_notebook, read_myst_markdown_notebook
+
+from .mystnb import is_notebook_text, read_notebook
 
 # -- book_pages ------------------------------------------------------------
 
@@ -106,7 +107,7 @@ def is_lesson(path: Path) -> bool:
 
 def is_lesson_text(text: str) -> bool:
     """Whether a Markdown page whose text is ``text`` is a lesson (see :func:`is_lesson`)."""
-    return bool(is_myst_markdown_notebook(text))
+    return bool(is_notebook_text(text))
 
 
 def lesson_pages(docs: Path) -> list[Path]:
@@ -121,7 +122,7 @@ def lesson_pages(docs: Path) -> list[Path]:
 @functools.lru_cache(maxsize=64)
 def read_page(text: str) -> Page:
     """The cells of the MyST notebook whose text is ``text``."""
-    notebook = read_myst_markdown_notebook(text, add_source_map=True)
+    notebook = read_notebook(text)
     lines = text.split("\n")  # as markdown-it counts them
     cells = []
     for cell, start in zip(notebook.cells, notebook.metadata["source_map"], strict=True):
@@ -136,16 +137,6 @@ def read_page(text: str) -> Page:
         options = MappingProxyType(dict(cell.metadata))  # the cached page is shared
         cells.append(Cell(cell.cell_type, cell.source, tags, line, options))
     return Page(tuple(cells))
-
-
-def executed_folder(outdir: Path) -> Path:
-    """Where MyST-NB saves what it executed (notebooks, glue) for a build into ``outdir``."""
-    return outdir.parent / "jupyter_execute"
-
-
-def saved_notebook(outdir: Path, docname: str) -> Path:
-    """The notebook MyST-NB saved for the page ``docname``: its cells as executed."""
-    return executed_folder(outdir) / f"{docname}.ipynb"
 
 
 # -- heading_ids -----------------------------------------------------------
