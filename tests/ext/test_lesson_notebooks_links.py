@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from book.downloads import _Converter, _Shared
+from book.downloads import Converter, Shared
 from book.pages import heading_ids, link_targets
 from ext_support import Book
 
@@ -74,11 +74,11 @@ JUPYTER_IDS = {
 
 
 @pytest.fixture
-def converters(book: Book) -> dict[str, _Converter]:
+def converters(book: Book) -> dict[str, Converter]:
     """The converter of each lesson of the book."""
     app = book("notebook-links", {"index.md": INDEX, "lesson.md": LESSON, "other.md": OTHER})
-    shared = _Shared(frozenset({"lesson", "other"}), {}, {}, "lessons_code-0-py3-none-any.whl")
-    return {name: _Converter(app, name, shared) for name in shared.lessons}
+    shared = Shared(frozenset({"lesson", "other"}), {}, {}, "lessons_code-0-py3-none-any.whl")
+    return {name: Converter(app, name, shared) for name in shared.lessons}
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def converters(book: Book) -> dict[str, _Converter]:
     [("lesson", label) for label in JUPYTER_IDS] + [("other", "straight"), ("other", "curly")],
 )
 def test_a_link_leads_to_the_id_jupyter_gives_the_heading(
-    converters: dict[str, _Converter], page: str, label: str
+    converters: dict[str, Converter], page: str, label: str
 ) -> None:
     (target,) = link_targets(converters[page].inline(f"{{ref}}`{label}`"))
     notebook = "" if page == "lesson" else "lesson.ipynb"
@@ -94,7 +94,7 @@ def test_a_link_leads_to_the_id_jupyter_gives_the_heading(
 
 
 def test_the_notebook_has_those_headings_and_links_only_to_them(
-    converters: dict[str, _Converter],
+    converters: dict[str, Converter],
 ) -> None:
     lesson = converters["lesson"]
     markdown = lesson.markdown((Path(lesson.app.srcdir) / "lesson.md").read_text(encoding="utf-8"))

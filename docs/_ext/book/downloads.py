@@ -155,7 +155,7 @@ def _source(app: Sphinx, docname: str) -> Path:
 
 
 @dataclass(frozen=True)
-class _Shared:
+class Shared:
     """What every lesson's notebook is written with, read once per build."""
 
     lessons: frozenset[str]  # the lesson pages (each one a notebook of the zip)
@@ -164,13 +164,13 @@ class _Shared:
     wheel: str  # the file name of the package's wheel
 
 
-class _Converter:
+class Converter:
     """MyST Markdown of one page -> plain Markdown; code cells pass through."""
 
-    def __init__(self, app: Sphinx, docname: str, shared: _Shared) -> None:
+    def __init__(self, app: Sphinx, docname: str, shared: Shared) -> None:
         self.app = app
         self.shared = shared
-        self.others: dict[str, _Converter] = {}  # other lessons' converters, for their headings
+        self.others: dict[str, Converter] = {}  # other lessons' converters, for their headings
         self.doctrees: dict[str, nodes.document] = {}
         self.lessons = shared.lessons
         self.glossary = shared.glossary
@@ -280,7 +280,7 @@ class _Converter:
         if docname == self.docname:
             return self.inline(title.rawsource)
         if docname not in self.others:
-            self.others[docname] = _Converter(self.app, docname, self.shared)
+            self.others[docname] = Converter(self.app, docname, self.shared)
         return self.others[docname].inline(title.rawsource)
 
     def equation_number(self, label: str) -> str:
@@ -477,7 +477,7 @@ def read_glossary(source: Path) -> dict[str, tuple[str, str]]:
     return entries
 
 
-def glossary_cell(convert: _Converter) -> nbformat.NotebookNode:
+def glossary_cell(convert: Converter) -> nbformat.NotebookNode:
     """The glossary's entries the lesson links to, defined at the end of its notebook."""
     convert.defining = True
     parts = [f"## {GLOSSARY}"]
@@ -545,12 +545,12 @@ def shown_outputs(docname: str, cell: Any) -> list[Any]:
     return outputs
 
 
-def lesson_notebook(app: Sphinx, docname: str, shared: _Shared) -> nbformat.NotebookNode:
+def lesson_notebook(app: Sphinx, docname: str, shared: Shared) -> nbformat.NotebookNode:
     """The reader's notebook of the lesson page ``docname``, with the page's outputs."""
     source = Path(app.srcdir) / f"{docname}.md"
     page = read_page(source.read_text(encoding="utf-8"))
     executed = executed_cells(app, docname, page)
-    convert = _Converter(app, docname, shared)
+    convert = Converter(app, docname, shared)
     wheel = shared.wheel
     main: list[nbformat.NotebookNode] = []
     solutions: list[nbformat.NotebookNode] = []
@@ -641,7 +641,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     for page in pages:
         glossary.update(read_glossary(_source(app, page)))
     (wheel,) = (Path(app.srcdir) / "_generated").glob("*.whl")  # reader_wheel.py built it
-    shared = _Shared(frozenset(lessons), bib, glossary, wheel.name)
+    shared = Shared(frozenset(lessons), bib, glossary, wheel.name)
     folder.mkdir(parents=True, exist_ok=True)
     files = {wheel.name: wheel.read_bytes()}
     for docname in lessons:
