@@ -196,7 +196,11 @@ def bench(session: nox.Session) -> None:
     and trains the date task's two models, the capstone's encoder-decoder
     and the decoder-only model, for three seeds each and prints their
     held-out accuracy and training time side by side
-    (benchmarks/capstone_bench.py, about two minutes).
+    (benchmarks/capstone_bench.py, about two minutes), and the vision
+    lesson's models, the ViT (with and without positions, and trained on
+    shifted digits), the MLP and the CNN, for three seeds each: test
+    accuracy, accuracy on shuffled patches, training time and parameter
+    count (benchmarks/vision_bench.py, about two minutes).
     """
     _install(session, "tests")
     _install_npm(session, ".lighthouse", LIGHTHOUSE, "lighthouse")
@@ -207,6 +211,7 @@ def bench(session: nox.Session) -> None:
     if "--pages-only" not in session.posargs:
         session.run("python", str(ROOT / "benchmarks" / "grid_bench.py"))
         session.run("python", str(ROOT / "benchmarks" / "capstone_bench.py"))
+        session.run("python", str(ROOT / "benchmarks" / "vision_bench.py"))
 
 
 @nox.session(python=PYTHON, default=False)

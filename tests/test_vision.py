@@ -4,9 +4,10 @@ The Vision Transformer is checked against a reference written in this file
 straight from the ViT paper's equations 1 to 4 (Dosovitskiy et al., 2021,
 with the multi-head self-attention of its appendix A), in plain tensor
 operations on the same weights. ``timm``'s ``VisionTransformer`` would be
-the other reference, but timm imports torchvision when it loads, and
-torchvision cannot be installed beside the book's CPU-only PyTorch without
-pinning a second build of it.
+the other reference, but timm (1.0.31) imports torchvision as it loads
+(``timm.layers.create_norm``), and torchvision is a compiled companion of
+one torch build: it would have to be pinned and installed beside
+torch==2.13.0 the way every session installs torch, for one test.
 """
 
 from __future__ import annotations
