@@ -14,6 +14,8 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 # The book's extensions, and its settings (book_tools.py, next to pyproject.toml).
 sys.path[:0] = [str(DOCS / "_ext"), str(DOCS.parent)]
+from book.pages import MYST_EXTENSIONS  # noqa: E402
+
 import book_tools  # noqa: E402
 
 # The landing page's paragraph on the book as one PDF is shown only where the
@@ -100,7 +102,8 @@ math_numfig = True
 numfig = True
 
 # -- MyST / MyST-NB -------------------------------------------------------------
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+# The MyST syntax of the pages, which the book's own reader of MyST reads too.
+myst_enable_extensions = sorted(MYST_EXTENSIONS)
 myst_heading_anchors = 3
 myst_update_mathjax = False  # MathJax is not used
 nb_execution_mode = "cache"

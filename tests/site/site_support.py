@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
-from book.listing import LISTING  # noqa: F401 (a page's listings, as the build finds them)
+from book.listing import listed_objects  # noqa: F401 (a page's listings, as the build finds them)
 from book.pages import lesson_pages, read_page
 
 from book_tools import DOCS, HTML, ROOT, BuildResult  # noqa: F401 (the tests import them from here)

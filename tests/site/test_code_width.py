@@ -16,7 +16,15 @@ from __future__ import annotations
 import sys
 
 import pytest
-from site_support import DOCS, LESSON_PAGES, LESSON_SOURCES, LISTING, PageVisit, code_cells, settle
+from site_support import (
+    DOCS,
+    LESSON_PAGES,
+    LESSON_SOURCES,
+    PageVisit,
+    code_cells,
+    listed_objects,
+    settle,
+)
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from book.listing import listing_lines
@@ -56,11 +64,7 @@ def test_solution_cells_were_found() -> None:
 
 
 LISTINGS = sorted(
-    {
-        match.group(1)
-        for page in LESSON_SOURCES
-        for match in LISTING.finditer(page.read_text(encoding="utf-8"))
-    }
+    {name for page in LESSON_SOURCES for name in listed_objects(page.read_text(encoding="utf-8"))}
 )
 
 

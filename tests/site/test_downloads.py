@@ -41,7 +41,7 @@ from book.pages import (  # the ids Jupyter gives headings
     saved_notebook,
 )
 from jupyter_cache import get_cache
-from site_support import DOCS, LESSON_SOURCES, LISTING, ROOT, BuildResult
+from site_support import DOCS, LESSON_SOURCES, ROOT, BuildResult, listed_objects
 
 from book_tools import ARITHMETIC_VAR, BUILD_ENV
 
@@ -363,7 +363,7 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
     source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
     page = read_page(source)
     # The page's listings of functions and classes are code cells of the notebook too.
-    listings = {"\n".join(listing_lines(q)[1]) for q in LISTING.findall(source)}
+    listings = {"\n".join(listing_lines(q)[1]) for q in listed_objects(source)}
     after: dict[int, list[str]] = {}  # visible cell's place on the page (-1: none) -> removed
     visible: list[tuple[int, str]] = []
     last = -1

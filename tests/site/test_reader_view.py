@@ -24,7 +24,6 @@ from site_support import (
     DOCS,
     LESSON_PAGES,
     LESSON_SOURCES,
-    LISTING,
     ROOT,
     BuildResult,
     PageVisit,
@@ -33,7 +32,7 @@ from site_support import (
 )
 
 sys.path.insert(0, str(DOCS / "_ext"))
-from book.listing import listing_lines
+from book.listing import listed_objects, listing_lines
 
 PLUMBING = re.compile(r"^\s*(assert\b|glue\()|\bglue\(")
 
@@ -95,9 +94,9 @@ def test_visible_cells_run_on_their_own(page: Path) -> None:
 
 def _listings() -> list[tuple[str, str]]:
     return [
-        (page.name, match.group(1))
+        (page.name, name)
         for page in sorted(DOCS.glob("*.md"))
-        for match in LISTING.finditer(page.read_text(encoding="utf-8"))
+        for name in listed_objects(page.read_text(encoding="utf-8"))
     ]
 
 

@@ -101,6 +101,7 @@ from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
 from .mystnb import executed_folder, format_glued, glue_file
+from .pages import Role, myst_roles
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -187,7 +188,6 @@ def problems(value_text: str, expected: dict[str, Any]) -> str | None:
 # -- bounds and formats ----------------------------------------------------------
 
 
-_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::([^`]*))?`")
 # Words before a pasted value that make it a bound, longest first.
 BOUND_WORDS = {
     "no more than": "at most",
@@ -223,6 +223,15 @@ NEGATABLE = {
 }
 
 
+def _glue_roles(source: str) -> list[tuple[str, str, Role]]:
+    """(key, format, role) for every ``{glue:text}`` role of the MyST page ``source``."""
+    found = []
+    for role in myst_roles(source, "glue:text"):
+        key, _, spec = role.content.partition(":")
+        found.append((key.strip(), spec, role))
+    return found
+
+
 def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
     """(key, format, line, bound) for every ``{glue:text}`` role in ``source``.
 
@@ -230,27 +239,22 @@ def pasted_values(source: str) -> list[tuple[str, str, int, str | None]]:
     least", "at most") or None; in "between a and b", b is "at most".
     """
     found = []
-    for paragraph in re.finditer(r"(?:[^\n]+\n?)+", source):
-        text = paragraph.group(0)
-        first_line = source.count("\n", 0, paragraph.start()) + 1
-        for role in _ROLE.finditer(text):
-            before = _ROLE.sub(" N ", text[: role.start()])
-            before = re.sub(r"[*_`]", "", before)
-            before = re.sub(r"[(\[{]", " ", before)
-            before = " ".join(before.lower().split())
-            phrase = next((words for words in BOUND_WORDS if before.endswith(f" {words}")), None)
-            bound = BOUND_WORDS[phrase] if phrase else None
-            if re.search(r"\b(?:adds?|sums?|amounts?) up to$", before):
-                bound = None  # a total, not a bound
-            elif phrase in NEGATABLE and re.search(
-                rf"\b(?:never|not|no)(?: \w+){{0,2}} {re.escape(phrase)}$", before
-            ):
-                # "never falls below x": x bounds from the other side
-                bound = "at least" if bound == "at most" else "at most"
-            if bound is None and re.search(r"\bbetween n(?: %)? and$", before):
-                bound = "at most"
-            line = first_line + text.count("\n", 0, role.start())
-            found.append((role.group(1).strip(), role.group(2) or "", line, bound))
+    for key, spec, role in _glue_roles(source):
+        before = re.sub(r"[*_`]", "", role.before)
+        before = re.sub(r"[(\[{]", " ", before)
+        before = " ".join(before.lower().split())
+        phrase = next((words for words in BOUND_WORDS if before.endswith(f" {words}")), None)
+        bound = BOUND_WORDS[phrase] if phrase else None
+        if re.search(r"\b(?:adds?|sums?|amounts?) up to$", before):
+            bound = None  # a total, not a bound
+        elif phrase in NEGATABLE and re.search(
+            rf"\b(?:never|not|no)(?: \w+){{0,2}} {re.escape(phrase)}$", before
+        ):
+            # "never falls below x": x bounds from the other side
+            bound = "at least" if bound == "at most" else "at most"
+        if bound is None and re.search(r"\bbetween n(?: %)? and$", before):
+            bound = "at most"
+        found.append((key, spec, role.line, bound))
     return found
 
 
@@ -268,18 +272,15 @@ def repeated_values(source: str, wanted: dict[str, dict[str, Any]]) -> list[tupl
     rule cannot fire by chance.
     """
     found = []
-    for paragraph in re.finditer(r"(?:[^\n]+\n?)+", source):
-        text = paragraph.group(0)
-        first_line = source.count("\n", 0, paragraph.start()) + 1
-        roles = list(_ROLE.finditer(text))
-        for first, second in itertools.pairwise(roles):
-            a, b = first.group(1).strip(), second.group(1).strip()
-            pinned = "equals" in wanted.get(a, {}) and "equals" in wanted.get(b, {})
-            if a != b and not (pinned and wanted[a]["equals"] == wanted[b]["equals"]):
-                continue
-            between = " ".join(text[first.end() : second.start()].split())
-            if len(between) <= SAME_VALUE_GAP and re.search(r"\band\b", between):
-                found.append((first_line + text.count("\n", 0, first.start()), a, b))
+    for (a, _, first), (b, _, second) in itertools.pairwise(_glue_roles(source)):
+        if first.paragraph != second.paragraph:
+            continue
+        pinned = "equals" in wanted.get(a, {}) and "equals" in wanted.get(b, {})
+        if a != b and not (pinned and wanted[a]["equals"] == wanted[b]["equals"]):
+            continue
+        between = " ".join(second.before[len(first.before) + len(" N ") :].split())
+        if len(between) <= SAME_VALUE_GAP and re.search(r"\band\b", between):
+            found.append((first.line, a, b))
     return found
 
 

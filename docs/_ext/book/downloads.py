@@ -115,7 +115,7 @@ from .mystnb import (
     join_chunks,
     saved_notebook,
 )
-from .pages import Page, heading_id, is_lesson, link_target, read_page
+from .pages import Page, heading_id, is_lesson, link_target, myst_directives, read_page
 
 if TYPE_CHECKING:
     from docutils.parsers.rst.states import Inliner
@@ -450,8 +450,8 @@ def read_glossary(source: Path) -> dict[str, tuple[str, str]]:
     A term is a line without indentation (several in a row name one entry);
     its definition is the indented lines under it, still in MyST.
     """
-    block = re.search(r"```\{glossary\}\n(.*?)\n```", source.read_text(encoding="utf-8"), re.S)
-    if block is None:
+    blocks = myst_directives(source.read_text(encoding="utf-8"), "glossary")
+    if not blocks:
         raise ExtensionError(f"{source}: no glossary")
     entries: dict[str, tuple[str, str]] = {}
     names: list[str] = []
@@ -461,7 +461,7 @@ def read_glossary(source: Path) -> dict[str, tuple[str, str]]:
         for name in names:
             entries[name.lower()] = (name, textwrap.dedent("\n".join(lines)).strip())
 
-    for line in block.group(1).splitlines():
+    for line in blocks[0].body.splitlines():
         if not line.strip() or line.startswith(":"):
             if lines:
                 lines.append("")

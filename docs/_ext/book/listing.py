@@ -43,7 +43,6 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib.util
-import re
 import symtable
 import textwrap
 from pathlib import Path
@@ -53,7 +52,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from .pages import is_lesson_text, read_page
+from .pages import is_lesson_text, myst_directives, read_page
 
 if TYPE_CHECKING:
     pass
@@ -215,8 +214,9 @@ def listing_lines(qualname: str) -> tuple[Path, list[str]]:
     return path, shown
 
 
-#: A listing directive in a page's source, and the object it shows.
-LISTING = re.compile(r"^[`:~]{3,}\{listing\}\s+(\S+)", re.MULTILINE)
+def listed_objects(page_text: str) -> list[str]:
+    """The dotted names of the objects a MyST page's ``{listing}`` directives show, in order."""
+    return [directive.argument.split()[0] for directive in myst_directives(page_text, "listing")]
 
 
 def bound_names(code: str) -> set[str]:
@@ -238,7 +238,7 @@ def bound_names(code: str) -> set[str]:
 
 def unbound_names(page_text: str, code: str) -> list[str]:
     """The names ``code`` reads that no shown cell or listing of the lesson page binds."""
-    bound = {name.rsplit(".", 1)[-1] for name in LISTING.findall(page_text)}
+    bound = {name.rsplit(".", 1)[-1] for name in listed_objects(page_text)}
     for cell in read_page(page_text).code_cells:
         if cell.shown:
             bound |= bound_names(cell.source)

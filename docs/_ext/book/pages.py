@@ -144,6 +144,135 @@ def read_page(text: str) -> Page:
 #: CommonMark with GitHub's strikethrough, as Jupyter's renderers read Markdown;
 #: a link's destination stays as written (after Markdown's escapes), not
 #: percent-encoded, and every scheme makes a link (a checker must see them all).
+# -- MyST source: directives and roles, as MyST's own parser finds them ---------
+
+#: The MyST syntax the book's pages use (conf.py's ``myst_enable_extensions``).
+MYST_EXTENSIONS = frozenset({"amsmath", "colon_fence", "deflist", "dollarmath", "substitution"})
+
+
+@functools.cache
+def _myst() -> MarkdownIt:
+    """MyST's own Markdown parser (myst-parser's markdown-it with the book's extensions)."""
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+    from myst_parser.parsers.mdit import create_md_parser
+
+    return create_md_parser(
+        MdParserConfig(enable_extensions=set(MYST_EXTENSIONS)), DocutilsRenderer
+    )
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One directive of a MyST page: ``{name} argument``, its body, the line of its fence."""
+
+    name: str
+    argument: str
+    #: The directive's content without its options, as MyST hands it over.
+    body: str
+    #: The page line (1-based) of its opening fence.
+    line: int
+
+
+@dataclass(frozen=True)
+class Role:
+    """One role of a MyST page: ``{name}`content```, where it stands and what precedes it."""
+
+    name: str
+    content: str
+    #: The page line (1-based) the role is on.
+    line: int
+    #: The text of its paragraph (or caption) before it, each ``{glue:text}``
+    #: role in it written `` N ``, other roles as their content.
+    before: str
+    #: The page line its paragraph (or caption) starts on: roles with the
+    #: same one share a paragraph.
+    paragraph: int
+
+
+def _inline_roles(token: Token, line: int, paragraph: int) -> list[Role]:
+    """The roles of one inline token (a paragraph, a list item's text, a table cell)."""
+    found: list[Role] = []
+    text: list[str] = []
+    for child in token.children or []:
+        if child.type == "myst_role":
+            found.append(Role(child.meta["name"], child.content, line, "".join(text), paragraph))
+            text.append(" N " if child.meta["name"] == "glue:text" else child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            text.append("\n")
+            line += 1
+        elif child.type == "math_inline":
+            text.append(f"${child.content}$")
+        elif child.type in ("text", "code_inline", "html_inline"):
+            text.append(child.content)
+    return found
+
+
+def _body(content: str) -> tuple[str, int]:
+    """A directive's content without its options (a YAML block or ``:key:`` lines).
+
+    Also the number of lines left out, so that the body's lines can be
+    counted in the page.
+    """
+    lines = content.split("\n")
+    skip = 0
+    if lines and lines[0].strip() == "---":
+        ends = [i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"]
+        skip = ends[0] + 1 if ends else 0
+    else:
+        while skip < len(lines) and lines[skip].startswith(":"):
+            skip += 1
+    return "\n".join(lines[skip:]), skip
+
+
+def _walk(text: str, offset: int) -> tuple[list[Directive], list[Role]]:
+    found: list[Directive] = []
+    roles: list[Role] = []
+    for token in _myst().parse(text):
+        line = offset + (token.map[0] if token.map else 0) + 1
+        if token.type in ("fence", "colon_fence") and token.info.startswith("{"):
+            name, _, argument = token.info[1:].partition("}")
+            body, skipped = _body(token.content)
+            found.append(Directive(name, argument.strip(), body, line))
+            if name not in ("code-cell", "code-block", "code", "math", "glossary"):
+                inner, inner_roles = _walk(body, line + skipped)
+                found += inner
+                roles += inner_roles
+            if name == "code-cell" and skipped:
+                # a figure's caption, in the cell's options, is MyST too
+                options = "\n".join(token.content.split("\n")[:skipped])
+                for option in _myst().parse(options):
+                    if option.type == "inline" and option.map:
+                        start = line + 1 + option.map[0]
+                        roles += _inline_roles(option, start, start)
+        elif token.type == "inline":
+            roles += _inline_roles(token, line, line)
+    return found, roles
+
+
+@functools.lru_cache(maxsize=64)
+def myst_markup(text: str) -> tuple[tuple[Directive, ...], tuple[Role, ...]]:
+    """Every directive and role of a MyST page, nested ones included, in page order.
+
+    Read by MyST's own parser, so that a fence in a code block or a role in
+    inline code is no directive or role, exactly as the build sees it. The
+    body of a directive that holds MyST (an exercise, a tab) is read in turn;
+    code, math and the glossary's definitions are not.
+    """
+    found, roles = _walk(text, 0)
+    return tuple(sorted(found, key=lambda d: d.line)), tuple(roles)
+
+
+def myst_directives(text: str, name: str) -> list[Directive]:
+    """The ``{name}`` directives of the MyST page ``text``, in page order."""
+    return [directive for directive in myst_markup(text)[0] if directive.name == name]
+
+
+def myst_roles(text: str, name: str) -> list[Role]:
+    """The ``{name}`` roles of the MyST page ``text``, in page order."""
+    return [role for role in myst_markup(text)[1] if role.name == name]
+
+
 _MARKDOWN = MarkdownIt("commonmark").enable("strikethrough")
 _MARKDOWN.normalizeLink = lambda url: url  # type: ignore[method-assign]
 _MARKDOWN.validateLink = lambda url: True  # type: ignore[method-assign]
