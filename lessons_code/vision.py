@@ -1028,7 +1028,7 @@ def build_digit_model(kind: str = "vit", patch: int = 2) -> nn.Module:
     Parameters
     ----------
     kind
-        One of :data:`MODEL_KINDS`.
+        One of ``MODEL_KINDS``.
     patch
         Patch size of the two ViTs (2 or 4 for 8 x 8 images); the MLP and
         the CNN read whole images and ignore it.
@@ -1298,7 +1298,7 @@ class DigitExperiment:
     Attributes
     ----------
     kind
-        The model, one of :data:`MODEL_KINDS`.
+        The model, one of ``MODEL_KINDS``.
     seed
         The seed of the initial weights and of the minibatches.
     settings
@@ -1360,7 +1360,7 @@ def train_digit_model(
     Parameters
     ----------
     kind
-        One of :data:`MODEL_KINDS`: ``"vit"``, ``"vit_no_positions"``,
+        One of ``MODEL_KINDS``: ``"vit"``, ``"vit_no_positions"``,
         ``"mlp"`` or ``"cnn"``.
     seed
         Seed of the initial weights and of the minibatches.
