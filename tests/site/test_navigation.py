@@ -56,7 +56,7 @@ def test_lesson_list_has_its_own_heading(visit) -> None:
     assert homes, "no toctree on the landing page"
     assert set(homes) == {"Contents"}, homes
     captions = page.locator("article .toctree-wrapper .caption-text").all_inner_texts()
-    assert captions == ["Lessons", "Next topic", "Examples and reference"], captions
+    assert captions == ["Lessons", "Examples and reference"], captions
 
 
 def test_landing_page_contents_sidebar_lists_every_section(visit) -> None:
