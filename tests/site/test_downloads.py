@@ -53,6 +53,9 @@ NOTEBOOKS = ("plot_self_attention", "plot_multihead_attention")
 # The install line the examples' docstrings give readers; the landing page's
 # line is this one with JupyterLab added, for the notebooks.
 READER_INSTALL = "pip install lessons_code-*.whl matplotlib pandas"
+# The landing page's line, for the lesson notebooks: the examples' line with
+# scikit-learn (the digits of the vision lesson) and JupyterLab added.
+LANDING_INSTALL = "pip install lessons_code-*.whl matplotlib pandas scikit-learn jupyterlab"
 # Installed first and pinned, as in every nox session: an unpinned torch would
 # pull a multi-GB CUDA build, while this one comes from the local wheel store.
 TORCH = "torch==2.13.0"
@@ -229,7 +232,7 @@ def reader_python(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path
     pip(TORCH)
     # nbclient and ipykernel are this test's own needs (to execute notebooks),
     # not part of what readers install.
-    pip(str(wheel), "matplotlib", "pandas", "nbclient", "ipykernel")
+    pip(str(wheel), "matplotlib", "pandas", "scikit-learn", "nbclient", "ipykernel")
     return python
 
 
@@ -585,14 +588,16 @@ def test_landing_page_gives_the_install_and_the_build_arithmetic(
 ) -> None:
     """The landing page installs what the examples name, and sets what the build sets.
 
-    Its install line is the examples' (``READER_INSTALL``) with JupyterLab for
-    the notebooks; its line for the page's digits installs the PyTorch the
-    build ran and exports every arithmetic setting of ``[tool.book.build-env]``
-    (all but TZ), each with the build's value.
+    Its install line is the examples' (``READER_INSTALL``) with scikit-learn and
+    JupyterLab for the lesson notebooks (``LANDING_INSTALL``); its line for the
+    page's digits installs the PyTorch the build ran and exports every
+    arithmetic setting of ``[tool.book.build-env]`` (all but TZ), each with the
+    build's value.
     """
     blocks = code_blocks(built_site.html / "index.html")
     lines = [line.strip() for block in blocks for line in block.splitlines()]
-    assert f"{READER_INSTALL} jupyterlab" in lines
+    assert LANDING_INSTALL in lines
+    assert LANDING_INSTALL.startswith(READER_INSTALL)
     torch_version = version("torch").split("+")[0]
     (exact,) = [block for block in blocks if "export " in block]
     assert f"pip install torch=={torch_version} --index-url" in exact

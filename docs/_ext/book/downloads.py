@@ -578,7 +578,7 @@ def lesson_notebook(app: Sphinx, docname: str, shared: Shared) -> nbformat.Noteb
         f"from the folder that holds the package's wheel, `{wheel}` (it comes with "
         f"the zip of all lessons, `{app.config.book_notebooks_archive}`, next to their "
         "notebooks; the book's home page offers both):\n\n"
-        f"```bash\npip install {wheel} matplotlib pandas\n```\n\n"
+        f"```bash\npip install {wheel} matplotlib pandas scikit-learn\n```\n\n"
         "Links to other lessons open their notebooks from the same folder."
     )
     at_end = [
