@@ -33,12 +33,12 @@ import nbformat
 import pytest
 from book.checks import load_expectations, problems  # the build's own check of a claim
 from book.listing import listing_lines  # what a page's listing shows
+from book.mystnb import saved_notebook  # the notebook MyST-NB ran
 from book.pages import (  # the ids Jupyter gives headings
     HIDDEN_TAGS,
     heading_ids,
     link_targets,
     read_page,
-    saved_notebook,
 )
 from jupyter_cache import get_cache
 from site_support import DOCS, LESSON_SOURCES, ROOT, BuildResult, listed_objects
