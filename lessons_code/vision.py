@@ -674,19 +674,6 @@ class VisionTransformer(nn.Module):
     layer_norm_eps
         Epsilon of every LayerNorm.
 
-    Attributes
-    ----------
-    patch_embedding : PatchEmbedding
-        The patches' linear projection ``E``.
-    class_token : torch.nn.Parameter
-        ``x_class``, ``(1, 1, D)``.
-    position_table : torch.nn.Parameter or None
-        ``E_pos``, ``(P + 1, D)``; ``None`` without positions.
-    encoder : lessons_code.blocks.Encoder
-        ``L`` pre-norm blocks and the final LayerNorm.
-    head : torch.nn.Linear
-        The classifier, ``D -> num_classes``.
-
     Shape
     -----
     - Input: ``(B, C, image_size, image_size)``.
@@ -701,6 +688,19 @@ class VisionTransformer(nn.Module):
     ValueError
         If a size is smaller than 1, ``patch`` does not divide
         ``image_size`` or ``num_heads`` does not divide ``d_model``.
+
+    Attributes
+    ----------
+    patch_embedding : PatchEmbedding
+        The patches' linear projection ``E``.
+    class_token : torch.nn.Parameter
+        ``x_class``, ``(1, 1, D)``.
+    position_table : torch.nn.Parameter or None
+        ``E_pos``, ``(P + 1, D)``; ``None`` without positions.
+    encoder : lessons_code.blocks.Encoder
+        ``L`` pre-norm blocks and the final LayerNorm.
+    head : torch.nn.Linear
+        The classifier, ``D -> num_classes``.
 
     Examples
     --------
