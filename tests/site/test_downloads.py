@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from book.checks import load_expectations, problems  # the build's own check of a claim
-from book.listing import listing_lines  # what a page's listing shows
+from book.listing import listing_lines, read_names  # a listing's code, its free names
 from book.mystnb import saved_notebook  # the notebook MyST-NB ran
 from book.pages import (  # the ids Jupyter gives headings
     HIDDEN_TAGS,
@@ -336,14 +336,13 @@ def _book_cell(code):
     torch.random.set_rng_state(states[2])
 
 
-def _book_listing(code):
-    # Every name a listing reads from outside itself is defined once the
-    # notebook has run (the page's imports, the other listings), as the landing
-    # page promises: a listing that calls a helper the page never imports fails.
-    from book.listing import read_names
-
+def _book_listing(code, names):
+    # Every name a listing reads from outside itself (``names``, found by the
+    # test) is defined once the notebook has run (the page's imports, the
+    # other listings), as the landing page promises: a listing that calls a
+    # helper the page never imports fails.
     user = get_ipython().user_ns
-    missing = sorted(n for n in read_names(code) if n not in user)
+    missing = sorted(n for n in names if n not in user)
     assert not missing, f"a listing uses {{missing}}, defined by no cell:\\n{{code}}"
 """
 #: The last cell: the values the page's cells glued, for the test to compare.
@@ -391,7 +390,10 @@ def checked_notebook(name: str, notebook: nbformat.NotebookNode) -> nbformat.Not
             cells.extend(removed(place))
     assert visible == [], f"{name}: code cells of the page missing from the notebook: {visible}"
     # Every listing, function or method, reads only names the notebook defines.
-    cells.extend(nbformat.v4.new_code_cell(f"_book_listing({code!r})") for code in sorted(listings))
+    cells.extend(
+        nbformat.v4.new_code_cell(f"_book_listing({code!r}, {sorted(read_names(code))!r})")
+        for code in sorted(listings)
+    )
     cells.append(nbformat.v4.new_code_cell(CHECK_DUMP))
     checked = nbformat.v4.new_notebook(cells=cells, metadata=notebook.metadata)
     nbformat.validate(checked)
