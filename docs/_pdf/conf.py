@@ -11,7 +11,6 @@ after ``nox -s docs`` executes nothing.
 
 from __future__ import annotations
 
-import re
 import runpy
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ _DOCS = Path(__file__).resolve().parents[1]
 _HTML_CONF = runpy.run_path(str(_DOCS / "conf.py"), init_globals={"tags": tags})  # noqa: F821
 globals().update({k: v for k, v in _HTML_CONF.items() if not k.startswith("__")})
 from book.config import FEATURES  # noqa: E402 (docs/_ext is on the path from here on)
+from book.pages import myst_directives, myst_headings  # noqa: E402
 
 # No gallery: its extension is not loaded, and the book's dependency tracking
 # (which drops the stamps of examples whose dependencies changed) is given no
@@ -56,8 +56,6 @@ nitpicky = False
 suppress_warnings = ["ref.doc", "ref.ref"]
 html_theme_options = {**_HTML_CONF["html_theme_options"], "use_download_button": False}
 
-_SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
-
 
 def _front_page(text: str) -> str:
     """The landing page as the book's front page: its title, introduction and the parts.
@@ -66,17 +64,24 @@ def _front_page(text: str) -> str:
     PDF itself) and the maintainers' page are left out; "What you will learn"
     and "Prerequisites" become headings that are not sections, so that every
     lesson is a chapter of the book, not a subsection of the landing page's
-    last section.
+    last section. The page is read with the book's reader of MyST.
     """
-    cut = text.find("## Running the examples yourself")
-    head = text[:cut] if cut >= 0 else text
-    head = _SECTION.sub(lambda m: f"```{{rubric}} {m.group(1)}\n```", head)
-    parts = re.findall(r"```\{toctree\}\n(.*?)```", text, re.DOTALL)
-    entries = [line.strip() for part in parts for line in part.splitlines()]
+    lines = text.split("\n")
+    sections = [(line, title) for level, line, title in myst_headings(text) if level == 2]
+    cut = next((line for line, title in sections if title == "Running the examples yourself"), 0)
+    head = lines[: cut - 1] if cut else list(lines)
+    for line, title in sections:
+        if line <= len(head):
+            head[line - 1] = f"```{{rubric}} {title}\n```"
+    entries = [
+        entry.strip()
+        for toctree in myst_directives(text, "toctree")
+        for entry in toctree.body.splitlines()
+    ]
     left_out = {"", "api", "auto_examples/index", "maintainers"}
-    pages = [entry for entry in entries if entry not in left_out and not entry.startswith(":")]
+    pages = [entry for entry in entries if entry not in left_out]
     toctree = "\n".join(pages)
-    return f"{head}\n```{{toctree}}\n:maxdepth: 2\n\n{toctree}\n```\n"
+    return "\n".join(head) + f"\n```{{toctree}}\n:maxdepth: 2\n\n{toctree}\n```\n"
 
 
 def _on_source_read(app: Any, docname: str, source: list[str]) -> None:

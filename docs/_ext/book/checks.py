@@ -101,7 +101,7 @@ from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
 from .mystnb import executed_folder, format_glued, glue_file
-from .pages import Role, myst_roles
+from .pages import Role, first_cell_formulas, myst_roles
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -741,9 +741,6 @@ def symbols_in(tex: str) -> set[str]:
     return found
 
 
-_ROW = re.compile(r"^\|\s*\$(.+?)\$\s*\|", re.MULTILINE)
-
-
 def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
     """(symbol -> line, problems) of the notation page's tables.
 
@@ -752,13 +749,10 @@ def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
     """
     table: dict[str, int] = {}
     found = []
-    for row in _ROW.finditer(text):
-        line = text.count("\n", 0, row.start()) + 1
-        named = symbols_in(row.group(1))
+    for line, formula in first_cell_formulas(text):
+        named = symbols_in(formula)
         if len(named) != 1:
-            found.append(
-                (line, f"a row must name one symbol; ${row.group(1)}$ names {sorted(named)}")
-            )
+            found.append((line, f"a row must name one symbol; ${formula}$ names {sorted(named)}"))
             continue
         (symbol,) = named
         if symbol in table:

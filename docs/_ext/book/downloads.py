@@ -100,6 +100,7 @@ from docutils.nodes import make_id
 from pybtex.database import parse_file  # type: ignore[import-untyped]
 from sphinx import addnodes
 from sphinx.errors import ExtensionError
+from sphinx.util.nodes import split_explicit_title
 
 from book_tools import build_package
 
@@ -115,7 +116,17 @@ from .mystnb import (
     join_chunks,
     saved_notebook,
 )
-from .pages import Page, heading_id, is_lesson, link_target, myst_directives, read_page
+from .pages import (
+    Directive,
+    Page,
+    heading_id,
+    is_lesson,
+    link_target,
+    myst_blocks,
+    myst_directives,
+    myst_inline_roles,
+    read_page,
+)
 
 if TYPE_CHECKING:
     from docutils.parsers.rst.states import Inliner
@@ -135,10 +146,6 @@ _FROM_DICT: Any = nbformat.from_dict
 #: Text that must never reach a reader's notebook.
 FORBIDDEN = ("{glue", "{term}", "{ref}", "```{", ":::{", "glue(", "book_figures", "myst_nb")
 
-_ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
-_TARGET = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
-_FENCE = re.compile(r"^(`{3,}|:{3,})\{([\w-]+)\}\s*(.*)$")
-_LABEL_LINE = re.compile(r"^\([\w-]+\)=\s*$")
 _ADMONITIONS = {"note", "tip", "warning", "important", "seealso", "caution", "hint"}
 #: The heading of the glossary at a notebook's end, which ``{term}`` links lead to.
 GLOSSARY = "Glossary"
@@ -204,10 +211,9 @@ class Converter:
             return text
         return f"[{text}]({docname}.ipynb{anchor})"
 
-    def _role(self, match: re.Match[str]) -> str:
-        name, text = match.group(1), match.group(2)
-        target = _TARGET.match(text)
-        title, key = (target.group(1), target.group(2)) if target else ("", text)
+    def _role(self, name: str, text: str) -> str:
+        explicit, title, key = split_explicit_title(text)
+        title = title if explicit else ""
         if name == "glue:text":
             key, _, spec = text.rpartition(":") if ":" in text else ("", "", "")
             key = key or text
@@ -321,16 +327,23 @@ class Converter:
         return lead + self.inline(" ".join(str(figure["caption"]).split()))
 
     def inline(self, text: str) -> str:
-        return _ROLE.sub(self._role, text)
+        """``text`` with each role (as MyST's parser finds them) in its notebook form."""
+        out: list[str] = []
+        position = 0
+        for name, content in myst_inline_roles(text):
+            written = f"{{{name}}}`{content}`"
+            start = text.find(written, position)
+            if start < 0:
+                raise ExtensionError(f"{self.docname}: cannot find the role {written!r}")
+            out += [text[position:start], self._role(name, content)]
+            position = start + len(written)
+        return "".join(out) + text[position:]
 
     # -- directives ----------------------------------------------------------
 
-    def _directive(self, name: str, argument: str, lines: list[str]) -> list[tuple[bool, str]]:
-        options: dict[str, str] = {}
-        while lines and re.match(r"^:[\w-]+:", lines[0]):
-            option, _, value = lines.pop(0)[1:].partition(":")
-            options[option] = value.strip()
-        body = "\n".join(lines).strip("\n")
+    def _directive(self, directive: Directive) -> list[tuple[bool, str]]:
+        name, argument, options = directive.name, directive.argument, directive.options
+        body = directive.body.strip("\n")
         if name == "math":
             label = options.get("label", "")
             tag = f" \\tag{{{self.equation_number(label)}}}" if label else ""
@@ -398,34 +411,27 @@ class Converter:
         raise ExtensionError(f"{self.docname}: no notebook form for the directive {{{name}}}")
 
     def chunks(self, text: str) -> list[tuple[bool, str]]:
-        """``text`` as Markdown pieces, each marked whether it belongs to a solution."""
-        out: list[tuple[bool, str]] = []
-        plain: list[str] = []
+        """``text`` as Markdown pieces, each marked whether it belongs to a solution.
 
-        def flush() -> None:
-            joined = "\n".join(plain).strip("\n")
+        The directives are those MyST's parser finds outside any other block;
+        the text between them is kept as written, less its ``(label)=`` lines.
+        """
+        out: list[tuple[bool, str]] = []
+        lines = text.split("\n")
+        found, targets = myst_blocks(text)
+
+        def flush(start: int, stop: int) -> None:  # lines start..stop-1, 0-based
+            kept = [lines[i] for i in range(start, stop) if i + 1 not in targets]
+            joined = "\n".join(kept).strip("\n")
             if joined.strip():
                 out.append((self.in_solution, self.inline(joined)))
-            plain.clear()
 
-        lines = text.splitlines()
-        index = 0
-        while index < len(lines):
-            line = lines[index]
-            opening = _FENCE.match(line)
-            if opening is None:
-                if not _LABEL_LINE.match(line):
-                    plain.append(line)
-                index += 1
-                continue
-            flush()
-            fence, name, argument = opening.groups()
-            end = index + 1
-            while end < len(lines) and lines[end].strip() != fence:
-                end += 1
-            out.extend(self._directive(name, argument.strip(), lines[index + 1 : end]))
-            index = end + 1
-        flush()
+        position = 0
+        for directive in found:
+            flush(position, directive.line - 1)
+            out.extend(self._directive(directive))
+            position = directive.end
+        flush(position, len(lines))
         return out
 
     def markdown(self, text: str) -> str:
@@ -791,15 +797,17 @@ def on_config_inited(app: Sphinx, config: Config) -> None:
 
 # -- site_pointers ---------------------------------------------------------
 
-_TEXTS = re.compile(r"^(?P<site>[^<>]*?)\s*<(?P<offline>[^<>]+)>$", re.S)
-
 
 def texts(content: str) -> tuple[str, str] | None:
-    """The role's two texts (the page's, the notebook's), or None if one is missing."""
-    found = _TEXTS.match(content)
-    if found is None or not found["site"].strip():
+    """The role's two texts (the page's, the notebook's), or None if one is missing.
+
+    They are written as a role's explicit title and target are (Sphinx's
+    ``split_explicit_title``): ``site text <offline text>``.
+    """
+    explicit, site, offline = split_explicit_title(content)
+    if not explicit or not site.strip() or not offline.strip():
         return None
-    return " ".join(found["site"].split()), " ".join(found["offline"].split())
+    return " ".join(site.split()), " ".join(offline.split())
 
 
 def site_pointer_role(

@@ -172,6 +172,10 @@ class Directive:
     body: str
     #: The page line (1-based) of its opening fence.
     line: int
+    #: Its options (``:name: value`` lines or a YAML block), as text.
+    options: Mapping[str, str]
+    #: The page line (1-based) of its closing fence (its last line if unclosed).
+    end: int
 
 
 @dataclass(frozen=True)
@@ -208,21 +212,39 @@ def _inline_roles(token: Token, line: int, paragraph: int) -> list[Role]:
     return found
 
 
-def _body(content: str) -> tuple[str, int]:
-    """A directive's content without its options (a YAML block or ``:key:`` lines).
-
-    Also the number of lines left out, so that the body's lines can be
-    counted in the page.
-    """
+def _options(content: str) -> tuple[dict[str, str], int]:
+    """A directive's options (``:key: value`` lines or a YAML block), and their line count."""
     lines = content.split("\n")
-    skip = 0
     if lines and lines[0].strip() == "---":
         ends = [i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"]
-        skip = ends[0] + 1 if ends else 0
-    else:
-        while skip < len(lines) and lines[skip].startswith(":"):
-            skip += 1
-    return "\n".join(lines[skip:]), skip
+        if not ends:
+            return {}, 0
+        import yaml  # type: ignore[import-untyped]
+
+        loaded = yaml.safe_load("\n".join(lines[1 : ends[0]])) or {}
+        return {str(k): str(v) for k, v in loaded.items()}, ends[0] + 1
+    options: dict[str, str] = {}
+    skip = 0
+    while skip < len(lines) and lines[skip].startswith(":") and ":" in lines[skip][1:]:
+        option, _, value = lines[skip][1:].partition(":")
+        options[option] = value.strip()
+        skip += 1
+    return options, skip
+
+
+def _directive(token: Token, offset: int) -> tuple[Directive, int]:
+    """The directive of a fence token, and how many lines its options take."""
+    assert token.map is not None
+    line = offset + token.map[0] + 1
+    name, _, argument = token.info[1:].partition("}")
+    options, skipped = _options(token.content)
+    body = "\n".join(token.content.split("\n")[skipped:])
+    end = offset + token.map[1]
+    return Directive(name, argument.strip(), body, line, MappingProxyType(options), end), skipped
+
+
+def _is_directive(token: Token) -> bool:
+    return token.type in ("fence", "colon_fence") and token.info.startswith("{") and bool(token.map)
 
 
 def _walk(text: str, offset: int) -> tuple[list[Directive], list[Role]]:
@@ -230,10 +252,10 @@ def _walk(text: str, offset: int) -> tuple[list[Directive], list[Role]]:
     roles: list[Role] = []
     for token in _myst().parse(text):
         line = offset + (token.map[0] if token.map else 0) + 1
-        if token.type in ("fence", "colon_fence") and token.info.startswith("{"):
-            name, _, argument = token.info[1:].partition("}")
-            body, skipped = _body(token.content)
-            found.append(Directive(name, argument.strip(), body, line))
+        if _is_directive(token):
+            directive, skipped = _directive(token, offset)
+            name, body = directive.name, directive.body
+            found.append(directive)
             if name not in ("code-cell", "code-block", "code", "math", "glossary"):
                 inner, inner_roles = _walk(body, line + skipped)
                 found += inner
@@ -261,6 +283,54 @@ def myst_markup(text: str) -> tuple[tuple[Directive, ...], tuple[Role, ...]]:
     """
     found, roles = _walk(text, 0)
     return tuple(sorted(found, key=lambda d: d.line)), tuple(roles)
+
+
+def myst_headings(text: str) -> list[tuple[int, int, str]]:
+    """(level, line, title) of every heading of a MyST page (not those inside directives)."""
+    tokens = _myst().parse(text)
+    return [
+        (int(token.tag[1:]), token.map[0] + 1, tokens[index + 1].content)
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open" and token.map
+    ]
+
+
+def first_cell_formulas(text: str) -> list[tuple[int, str]]:
+    """(line, TeX) of every table row of a MyST page whose first cell is one formula."""
+    found = []
+    tokens = _myst().parse(text)
+    for index, token in enumerate(tokens):
+        if token.type != "tr_open" or not token.map:
+            continue
+        cell = tokens[index + 2] if index + 2 < len(tokens) else None
+        if cell is None or cell.type != "inline":
+            continue
+        parts = [child for child in cell.children or [] if child.content.strip()]
+        if len(parts) == 1 and parts[0].type == "math_inline":
+            found.append((token.map[0] + 1, parts[0].content))
+    return found
+
+
+def myst_blocks(text: str) -> tuple[list[Directive], set[int]]:
+    """The directives of ``text`` that are not inside another block, and its target lines.
+
+    A target line is a ``(label)=`` line (1-based). A directive inside a
+    list item, a quote or another directive is part of that block.
+    """
+    directives, targets = [], set()
+    for token in _myst().parse(text):
+        if token.level != 0 or not token.map:
+            continue
+        if _is_directive(token):
+            directives.append(_directive(token, 0)[0])
+        elif token.type == "myst_target":
+            targets.add(token.map[0] + 1)
+    return directives, targets
+
+
+def myst_inline_roles(text: str) -> list[tuple[str, str]]:
+    """(name, content) of every role of a piece of MyST text, in order."""
+    return [(role.name, role.content) for role in myst_markup(text)[1]]
 
 
 def myst_directives(text: str, name: str) -> list[Directive]:
