@@ -100,6 +100,7 @@ from myst_parser.mdit_to_docutils.base import DocutilsRenderer
 from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
+from .config import book_config
 from .mystnb import executed_folder, format_glued, glue_file
 from .pages import Role, first_cell_formulas, myst_roles
 
@@ -414,13 +415,13 @@ def check_claims(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None:
         return
     env = app.env
-    spec_dir = Path(app.srcdir) / app.config.book_claims
+    spec_dir = Path(app.srcdir) / book_config(app).claims
     expectations = load_expectations(spec_dir)
     folder = executed_folder(Path(app.outdir))
     for docname in sorted(env.found_docs):
         glued = glued_values(folder, docname) or {}
         wanted = expectations.get(docname, {})
-        spec_name = f"{app.config.book_claims}/{docname.replace('/', '.')}.toml"
+        spec_name = f"{book_config(app).claims}/{docname.replace('/', '.')}.toml"
         for key in sorted(set(glued) - set(wanted)):
             logger.warning(
                 f"claims: {key!r} is glued into the prose but {spec_name} has no "
@@ -785,7 +786,7 @@ def check_every_page(app: Sphinx, exception: BaseException | None) -> None:
     """
     if exception is not None:
         return
-    page = app.config.book_notation_page
+    page = book_config(app).notation_page
     notation = Path(app.srcdir) / f"{page}.md"
     table: set[str] | None = None
     if notation.is_file():

@@ -105,6 +105,7 @@ from sphinx.util.nodes import split_explicit_title
 from book_tools import build_package
 
 from .checks import glued_values
+from .config import book_config, validated
 from .execution import is_build_only
 from .html import SELF_CHECK
 from .listing import listing_lines
@@ -582,7 +583,7 @@ def lesson_notebook(app: Sphinx, docname: str, shared: Shared) -> nbformat.Noteb
     install = (
         "To run this notebook, install the book's package and its plotting needs "
         f"from the folder that holds the package's wheel, `{wheel}` (it comes with "
-        f"the zip of all lessons, `{app.config.book_notebooks_archive}`, next to their "
+        f"the zip of all lessons, `{book_config(app).notebooks_archive}`, next to their "
         "notebooks; the book's home page offers both):\n\n"
         f"```bash\npip install {wheel} matplotlib pandas scikit-learn\n```\n\n"
         "Links to other lessons open their notebooks from the same folder."
@@ -632,7 +633,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.name != "html":
         return
     lessons = sorted(name for name in app.env.found_docs if is_lesson(_source(app, name)))
-    folder = Path(app.outdir) / app.config.book_notebooks_folder
+    folder = Path(app.outdir) / book_config(app).notebooks_folder
     if any(not exec_data(app.env, name).get("succeeded", True) for name in lessons):
         # A cell raised (cell_errors says where): no notebooks of a failed run,
         # and none of an earlier one left beside it.
@@ -658,13 +659,7 @@ def write_notebooks(app: Sphinx, exception: BaseException | None) -> None:
             path.write_bytes(files[f"{docname}.ipynb"])
     # The zip holds what the notebooks' links and install line name: each
     # other, and the wheel.
-    with zipfile.ZipFile(
-        folder / app.config.book_notebooks_archive, "w", compression=zipfile.ZIP_DEFLATED
-    ) as archive:
-        for name, data in sorted(files.items()):
-            info = zipfile.ZipInfo(name, date_time=source_date())
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    write_zip(folder / book_config(app).notebooks_archive, files, source_date())
 
 
 _H1_END = "</h1>"
@@ -682,7 +677,7 @@ def offer_notebook(
     """
     if pagename not in app.env.found_docs or not is_lesson(_source(app, pagename)):
         return
-    href = context["pathto"](f"{app.config.book_notebooks_folder}/{pagename}.ipynb", 1)
+    href = context["pathto"](f"{book_config(app).notebooks_folder}/{pagename}.ipynb", 1)
     label = "Download this lesson as a Jupyter notebook"
     body = context.get("body", "")
     if _H1_END in body:
@@ -723,15 +718,15 @@ def book_pdf_role(
     sets; an ``only`` block cannot hide a section, so the paragraph has no heading).
     """
     env = inliner.document.settings.env
-    pdf = Path(env.srcdir) / env.config.book_pdf
-    if not env.config.book_pdf or not pdf.is_file():
+    pdf = Path(env.srcdir) / validated(env.config).pdf
+    if not validated(env.config).pdf or not pdf.is_file():
         return [nodes.inline(rawtext, text)], []
     facts_file = pdf.with_suffix(".json")  # book_pdf.py writes the page count there
     facts = json.loads(facts_file.read_text(encoding="utf-8")) if facts_file.is_file() else {}
     link = addnodes.download_reference(
         rawtext, "", refdoc=env.docname, refdomain="", reftype="download"
     )
-    link["reftarget"], link["refexplicit"] = f"/{env.config.book_pdf}", True
+    link["reftarget"], link["refexplicit"] = f"/{validated(env.config).pdf}", True
     link += nodes.inline(text, text)
     pages = f"{facts['pages']} pages, " if "pages" in facts else ""
     size = pdf.stat().st_size / 1e6
@@ -742,9 +737,9 @@ def relink_pdf(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """The landing page, to be read again when the PDF appeared since it was read."""
-    pdf = Path(app.srcdir) / app.config.book_pdf
+    pdf = Path(app.srcdir) / book_config(app).pdf
     root = app.config.root_doc
-    if not app.config.book_pdf or not pdf.is_file() or root in added | changed:
+    if not book_config(app).pdf or not pdf.is_file() or root in added | changed:
         return []
     linked = any(Path(path) == pdf for path in env.dependencies.get(root, ()))
     return [] if linked else [root]
@@ -839,16 +834,27 @@ def source_date() -> tuple[int, int, int, int, int, int]:
     return time.gmtime(int(os.environ["SOURCE_DATE_EPOCH"]))[:6]
 
 
-def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
-    """Rewrite ``path`` with its entries in name order, all dated ``date_time``, mode 644."""
-    with zipfile.ZipFile(path) as archive:
-        entries = sorted((info.filename, archive.read(info)) for info in archive.infolist())
+def write_zip(
+    path: Path, files: dict[str, bytes], date_time: tuple[int, int, int, int, int, int]
+) -> None:
+    """The book's one zip writer: ``files`` in name order, all dated ``date_time``, mode 644.
+
+    The same files make the same bytes in every build (deflated, no
+    timestamps or permissions of the machine).
+    """
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries:
+        for name, data in sorted(files.items()):
             info = zipfile.ZipInfo(name, date_time=date_time)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
+
+
+def normalise_zip(path: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
+    """Rewrite a zip another tool wrote (sphinx-gallery's) with :func:`write_zip`."""
+    with zipfile.ZipFile(path) as archive:
+        files = {info.filename: archive.read(info) for info in archive.infolist()}
+    write_zip(path, files, date_time)
 
 
 def date_zips(app: Sphinx, exception: BaseException | None) -> None:
