@@ -332,12 +332,19 @@ class Converter:
         out: list[str] = []
         position = 0
         for name, content in myst_inline_roles(text):
-            written = f"{{{name}}}`{content}`"
-            start = text.find(written, position)
+            # MyST gives a role's content with its line breaks as spaces
+            opener, wanted = f"{{{name}}}`", " ".join(content.split())
+            start = text.find(opener, position)
+            while start >= 0:
+                close = text.find("`", start + len(opener))
+                raw = text[start + len(opener) : close]
+                if close >= 0 and " ".join(raw.split()) == wanted:
+                    break
+                start = text.find(opener, start + 1)
             if start < 0:
-                raise ExtensionError(f"{self.docname}: cannot find the role {written!r}")
-            out += [text[position:start], self._role(name, content)]
-            position = start + len(written)
+                raise ExtensionError(f"{self.docname}: cannot find the role {{{name}}}`{content}`")
+            out += [text[position:start], self._role(name, raw)]
+            position = close + 1
         return "".join(out) + text[position:]
 
     # -- directives ----------------------------------------------------------
