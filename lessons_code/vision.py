@@ -1454,9 +1454,11 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
     every token past the attention, and each row is divided by its sum;
     the layers' matrices are then multiplied, first layer rightmost. Entry
     ``(i, j)`` estimates how much of token ``j``'s input reaches token
-    ``i`` at the output. It is a heuristic: it ignores the feed-forward
-    networks, the LayerNorms and the values that the weights mix, and it
-    says where information could flow, not what the model uses to decide.
+    ``i`` at the output, if the attention weights (with the residual as
+    the identity, half and half) were the only mixing. It is a quantitative
+    estimate under that assumption, not a measure of what the model uses:
+    it ignores the feed-forward networks, the LayerNorms and the values
+    that the weights mix.
 
     Parameters
     ----------
@@ -1468,7 +1470,9 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
     -------
     torch.Tensor
         The rollout ``(B, T, T)``; each row sums to 1. Row 0 of a ViT's is
-        the class token's: ``rollout[:, 0, 1:]`` weighs the patches.
+        the class token's: ``rollout[:, 0, 1:]`` weighs the patches, and
+        ``rollout[:, 0, 0]`` is the weight the class token keeps on itself,
+        so the patch weights sum to 1 minus it.
 
     Shape
     -----
