@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import book as extension
 import pytest
@@ -11,6 +14,7 @@ from book.config import FEATURES, validated
 from ext_support import Book, warnings
 from PIL import Image
 from sphinx.errors import ExtensionError
+from sphinx.testing.util import SphinxTestApp
 
 
 def _png(width: int, height: int) -> bytes:
@@ -123,3 +127,19 @@ def test_the_theme_stylesheet_loses_its_icon_glyphs_and_font_only(book: Book) ->
     # the rest of the theme is there: its colours, and the icon classes' own rules
     assert "--pst-color-primary" in css
     assert ".fa-solid" in css or ".fas" in css
+
+
+def test_the_one_page_book_for_the_pdf_loads_every_image(
+    make_app: Callable[..., SphinxTestApp], rootdir: Path, tmp_path: Path
+) -> None:
+    """Chromium prints a lazy image it has not loaded as nothing: singlehtml keeps them eager."""
+    srcdir = tmp_path / "setup"
+    shutil.copytree(rootdir / "test-setup", srcdir)
+    for name, data in {"first.png": _png(40, 20), "second.png": _png(60, 45)}.items():
+        (srcdir / name).write_bytes(data)
+    (srcdir / "index.rst").write_text(PAGE, encoding="utf-8")
+    app = make_app("singlehtml", srcdir=srcdir)
+    app.build()
+    html = (app.outdir / "index.html").read_text(encoding="utf-8")
+    assert len(re.findall(r"<img ", html)) == 2
+    assert "loading=" not in html

@@ -403,7 +403,9 @@ def light_head(
     figures in view, not every figure of a long lesson (browsers load lazy
     images before they print). Each PNG gets the height its width implies
     (:func:`_with_heights`), so a figure holds its place before it loads and
-    the text below it does not jump.
+    the text below it does not jump. The one-page book that ``book_pdf.py``
+    prints keeps every image eager: Chromium prints a lazy image it has not
+    loaded as nothing.
     """
     sheets = sorted(context.get("css_files", []), key=lambda sheet: sheet.priority)
     lead, run = _bundled(sheets)
@@ -411,7 +413,8 @@ def light_head(
         rest = sheets[len(lead) + len(run) :]
         merged = type(sheets[0])(_STYLES, priority=sheets[len(lead)].priority)
         context["css_files"] = [*lead, merged, *rest]
-    if "body" in context:
+    # The book as one page (singlehtml) is printed to PDF: every image loads.
+    if "body" in context and app.builder.name == "html":
         first = context["body"].find("<img ") + len("<img ")
         if first >= len("<img "):
             body = context["body"]
