@@ -39,7 +39,9 @@ FORMULAS = ["softmax", "QK\N{DOWN TACK}\N{SQUARE ROOT}dk", "PE(pos,2i)=sin(pos"]
 RAW_TEX = re.compile(r"\$\$|\\(frac|sqrt|mathrm|operatorname|left|right|cdot|top)\b")
 #: A PDF of the whole book is longer than this; a lost chapter would show.
 MIN_PAGES = 80
-MAX_BYTES = 15_000_000
+#: Small enough to hand out: eight lessons with all their figures print to about
+#: 15.4 MB (270-odd pages; each figure a palette PNG at twice its shown size).
+MAX_BYTES = 20_000_000
 
 
 @dataclass(frozen=True)
