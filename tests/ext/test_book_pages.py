@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from book.execution import code_of, first_code_line, imported_modules
-from book.pages import is_lesson, lesson_pages, read_page
+from book.pages import image_sources, is_lesson, lesson_pages, read_page
 
 HEADER = """---
 jupytext:
@@ -79,3 +79,10 @@ def test_lessons_are_the_myst_notebooks(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text(PAGE, encoding="utf-8")
     assert lesson_pages(tmp_path) == [tmp_path / "lesson.md"]
     assert not is_lesson(tmp_path / "missing.md")
+
+
+def test_image_sources_are_read_as_jupyter_reads_them() -> None:
+    cell = (
+        "![a plot](attachment:fig-1.png) and `![not](code.png)`, [a link](x.png)\n\n![$x$](b.png)"
+    )
+    assert image_sources(cell) == ["attachment:fig-1.png", "b.png"]

@@ -85,7 +85,6 @@ import hashlib
 import json
 import os
 import pkgutil
-import re
 import shutil
 import textwrap
 import time
@@ -121,6 +120,7 @@ from .pages import (
     Directive,
     Page,
     heading_id,
+    image_sources,
     is_lesson,
     link_target,
     myst_blocks,
@@ -620,8 +620,12 @@ def lesson_notebook(app: Sphinx, docname: str, shared: Shared) -> nbformat.Noteb
                     output.execution_count = count
     for number, cell in enumerate(main):
         cell.id = f"cell-{number}"
-        names = set(re.findall(r"attachment:([\w.-]+)", cell.source))
-        if cell.cell_type == "markdown" and names:
+        names = {
+            source.removeprefix("attachment:")
+            for source in (image_sources(cell.source) if cell.cell_type == "markdown" else ())
+            if source.startswith("attachment:")
+        }
+        if names:
             cell.attachments = {name: convert.attachments[name] for name in sorted(names)}
         for bad in FORBIDDEN:
             if bad in cell.source:

@@ -79,6 +79,9 @@ class Cell:
     line: int
     #: Its options (``mystnb`` figure settings, ...), tags included.
     options: Mapping[str, Any]
+    #: The page line (1-based) of the first line of :attr:`source`: after a
+    #: code cell's fence and options, a Markdown cell's :attr:`line`.
+    body_line: int
 
     @property
     def shown(self) -> bool:
@@ -133,9 +136,15 @@ def read_page(text: str) -> Page:
             while line < len(lines) and not lines[line].strip():
                 line += 1
             line += 1
+        body = line
+        if cell.cell_type == "code" and cell.source:
+            first = cell.source.split("\n", 1)[0]
+            while body < len(lines) and lines[body] != first:
+                body += 1
+            body += 1
         tags = frozenset(cell.metadata.get("tags", ()))
         options = MappingProxyType(dict(cell.metadata))  # the cached page is shared
-        cells.append(Cell(cell.cell_type, cell.source, tags, line, options))
+        cells.append(Cell(cell.cell_type, cell.source, tags, line, options, body))
     return Page(tuple(cells))
 
 
@@ -160,6 +169,11 @@ def _myst() -> MarkdownIt:
     return create_md_parser(
         MdParserConfig(enable_extensions=set(MYST_EXTENSIONS)), DocutilsRenderer
     )
+
+
+def myst_tokens(text: str) -> list[Token]:
+    """The markdown-it tokens MyST reads from the page ``text`` (block level)."""
+    return _myst().parse(text)
 
 
 @dataclass(frozen=True)
@@ -457,13 +471,13 @@ def _text_content(tokens: list[Token]) -> str:
     return "".join(parts)
 
 
-def _hrefs(tokens: list[Token]) -> list[str]:
-    """The destination of every link among these block tokens' inline ones."""
+def _inline_attributes(tokens: list[Token], kind: str, attribute: str) -> list[str]:
+    """``attribute`` of every inline token of ``kind`` among these block tokens' children."""
     return [
-        str(child.attrGet("href"))
+        str(child.attrGet(attribute))
         for token in tokens
         for child in token.children or []
-        if child.type == "link_open"
+        if child.type == kind
     ]
 
 
@@ -544,7 +558,16 @@ def link_targets(markdown: str) -> list[str]:
         If ``markdown`` is not a string.
     """
     tokens, restore = _read(_check_str("markdown", markdown))
-    return [restore(href) for href in _hrefs(tokens)]
+    return [restore(href) for href in _inline_attributes(tokens, "link_open", "href")]
+
+
+def image_sources(markdown: str) -> list[str]:
+    """The source of every image of a Markdown cell, as Jupyter reads it (``attachment:x.png``).
+
+    Raises ``TypeError`` if ``markdown`` is not a string.
+    """
+    tokens, restore = _read(_check_str("markdown", markdown))
+    return [restore(src) for src in _inline_attributes(tokens, "image", "src")]
 
 
 def link_target(anchor: str) -> str:
@@ -571,7 +594,9 @@ def link_target(anchor: str) -> str:
     written = _DESTINATION_SPECIAL.sub(lambda m: "\\" + m.group(), hidden)
     written = "#" + _STAND_IN.sub(lambda m: pieces[int(m.group(1))], written)
     link = f"[link]({written})"
-    if link_targets(link) != ["#" + anchor] or _hrefs(_MARKDOWN.parse(link)) != ["#" + anchor]:
+    if link_targets(link) != ["#" + anchor] or _inline_attributes(
+        _MARKDOWN.parse(link), "link_open", "href"
+    ) != ["#" + anchor]:
         raise ValueError(
             f"anchor {anchor!r}: no Markdown link reads as it both in JupyterLab and in nbconvert"
         )
