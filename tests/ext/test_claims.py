@@ -125,12 +125,20 @@ def test_a_round_figure_must_be_exact(value: str, spec: str, whole: str | None) 
 
 
 def test_a_bound_on_a_printed_variable_is_refused() -> None:
-    cells = (
-        'print(f"largest difference: {max_diff:.2e}")\n'
-        'glue("max_diff", at_most(max_diff, ".2e"), display=False)\n'
+    page = (
+        "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n---\n"  # lines 1-5
+        "# Bounds\n\n"  # 6-7
+        "```{code-cell} ipython3\n"  # 8
+        'print(f"largest difference: {max_diff:.2e}")\n'  # 9
+        "```\n\n"  # 10-11
+        "```{code-cell} ipython3\n:tags: [remove-cell]\n\n"  # 12-14
+        "gap = 0.5\n"  # 15
+        'glue("max_diff", at_most(max_diff, ".2e"), display=False)\n'  # 16
         'glue("gap", at_least(gap, ".2f"), display=False)\n'
+        'glue("printed_later", at_most(max_diff_in_words, ".2e"), display=False)\n'
+        "```\n"
     )
-    assert bounds_beside_printouts(cells) == [(2, "max_diff", "max_diff")]
+    assert bounds_beside_printouts(page) == [(16, "max_diff", "max_diff")]
 
 
 def test_format_problems_name_the_line_of_a_bound_rounded_the_wrong_way() -> None:

@@ -47,7 +47,7 @@ def test_the_description_is_the_opening_paragraph_with_formulas_as_text(book: Bo
     html = (app.outdir / "index.html").read_text(encoding="utf-8")
     text = (
         "Each query scores every key: the scores form an n \N{MULTIPLICATION SIGN} d matrix "
-        "with entries in R, scaled by 1/dk."
+        "with entries in \N{DOUBLE-STRUCK CAPITAL R}, scaled by 1/dk."
     )
     assert _meta(html, "name", "description") == [text]
     assert _meta(html, "property", "og:description") == [text]

@@ -85,7 +85,7 @@ the glued values and their expectations.
 
 from __future__ import annotations
 
-import functools
+import ast
 import itertools
 import json
 import math
@@ -95,19 +95,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
-from myst_parser.config.main import MdParserConfig
-from myst_parser.mdit_to_docutils.base import DocutilsRenderer
-from myst_parser.parsers.mdit import create_md_parser
 from sphinx.util import logging
 
 from .config import book_config
+from .mathml import Unreadable, symbols
 from .mystnb import executed_folder, format_glued, glue_file
-from .pages import Role, first_cell_formulas, myst_roles
+from .pages import (
+    Role,
+    first_cell_formulas,
+    is_lesson_text,
+    myst_roles,
+    myst_tokens,
+    read_page,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from markdown_it import MarkdownIt
     from sphinx.application import Sphinx
 
 
@@ -285,7 +289,37 @@ def repeated_values(source: str, wanted: dict[str, dict[str, Any]]) -> list[tupl
     return found
 
 
-_BOUND_GLUE = re.compile(r"""glue\(\s*["'](\w+)["']\s*,\s*at_(?:most|least)\(\s*(\w+)\s*,""")
+def _bound_glues(tree: ast.AST) -> list[tuple[int, str, str]]:
+    """(line, key, variable) of each ``glue("key", at_most(variable, ...))`` in ``tree``."""
+    found = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id != "glue" or len(call.args) < 2:
+            continue
+        key, value = call.args[:2]
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in {"at_most", "at_least"}
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+        ):
+            found.append((call.lineno, key.value, value.args[0].id))
+    return found
+
+
+def _formatted_names(tree: ast.AST) -> set[str]:
+    """The variables that an f-string of ``tree`` formats with a spec (``{max_diff:.2e}``)."""
+    return {
+        part.value.id
+        for part in ast.walk(tree)
+        if isinstance(part, ast.FormattedValue)
+        and part.format_spec is not None
+        and isinstance(part.value, ast.Name)
+    }
 
 
 def bounds_beside_printouts(source: str) -> list[tuple[int, str, str]]:
@@ -294,14 +328,22 @@ def bounds_beside_printouts(source: str) -> list[tuple[int, str, str]]:
     A code cell that prints ``max_diff`` as 7.45e-08 and prose that pastes
     ``at_most(max_diff, ".2e")`` as "at most 7.46e-08" disagree in the last
     digit on one screen. A value the reader sees printed is pasted as printed
-    (the same format, no bound).
+    (the same format, no bound). ``source`` is a lesson page; its code cells
+    are read by Python's own parser (a cell that does not parse is skipped:
+    the build reports it when it runs).
     """
-    found = []
-    for match in _BOUND_GLUE.finditer(source):
-        key, variable = match.groups()
-        if re.search(rf"\{{\s*{re.escape(variable)}\s*:", source):
-            found.append((source.count("\n", 0, match.start()) + 1, key, variable))
-    return found
+    glues: list[tuple[int, str, str]] = []
+    printed: set[str] = set()
+    if not is_lesson_text(source):
+        return []
+    for cell in read_page(source).code_cells:
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        glues += [(cell.body_line + line - 1, key, name) for line, key, name in _bound_glues(tree)]
+        printed |= _formatted_names(tree)
+    return [found for found in glues if found[2] in printed]
 
 
 def rounds_to_whole(value: str, shown: str, spec: str) -> str | None:
@@ -460,12 +502,6 @@ logger = logging.getLogger(__name__)
 # -- text lost to the markup ----------------------------------------------------
 
 
-@functools.cache
-def _markdown_parser() -> MarkdownIt:
-    """MyST's own Markdown parser, built once."""
-    return create_md_parser(MdParserConfig(), DocutilsRenderer)
-
-
 def comments_inside_paragraphs(text: str) -> list[int]:
     """1-based lines of ``%`` comments that continue a paragraph of ``text``.
 
@@ -474,7 +510,7 @@ def comments_inside_paragraphs(text: str) -> list[int]:
     """
     lines = []
     paragraph_end = -1
-    for token in _markdown_parser().parse(text):
+    for token in myst_tokens(text):
         if token.type == "paragraph_open" and token.map:
             paragraph_end = token.map[1]
         elif token.type == "myst_line_comment" and token.map and token.map[0] == paragraph_end:
@@ -656,102 +692,22 @@ def check_doctree(doctree: nodes.document, docname: str) -> None:
 
 # -- notation -------------------------------------------------------------------
 
-GREEK = (
-    "alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|"
-    "rho|sigma|tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|"
-    "Psi|Omega"
-)
-_NAMED = re.compile(r"\\(?:text|mathrm|operatorname\*?|textrm|mathit)\s*\{([^{}]*)\}")
-_WORDS_IN_TEXT = {"for", "if", "and", "or", "where", "otherwise", "with", "of", "is", "else"}
-
-
-def _skip_group(tex: str, start: int) -> int:
-    """The index after the script (``x``, ``\\cmd`` or ``{...}``) starting at ``start``."""
-    while start < len(tex) and tex[start] == " ":
-        start += 1
-    if start >= len(tex):
-        return start
-    if tex[start] == "{":
-        depth = 0
-        for index in range(start, len(tex)):
-            depth += {"{": 1, "}": -1}.get(tex[index], 0)
-            if depth == 0:
-                return index + 1
-        return len(tex)
-    if tex[start] == "\\":
-        match = re.match(r"\\[A-Za-z]+|\\.", tex[start:])
-        end = start + (match.end() if match else 1)
-        if tex[start:end] in {"\\text", "\\mathrm", "\\operatorname"}:
-            return _skip_group(tex, end)
-        return end
-    return start + 1
-
-
-def symbols_in(tex: str) -> set[str]:
-    """The symbols a formula uses: letters (``\\ell`` too), Greek letters and upright names.
-
-    The letters of subscripts and superscripts count as symbols of their own
-    (the ``i`` of ``x_i``, the ``q`` of ``W_q``), except a named subscript,
-    which is part of its symbol: ``d_\\text{head}`` is ``d_head``.
-    """
-    tex = re.sub(r"\\(?:begin|end|label|tag)\{[^}]*\}", " ", tex)
-    tex = re.sub(r"\\mathbb\{(\w)\}", r"\\mathbb\1", tex)
-    # A calligraphic letter is a symbol of its own: \mathcal{L} is not L.
-    tex = re.sub(r"\\mathcal\{(\w)\}", r"\\mathcal\1", tex)
-    found: set[str] = set()
-    found_last: str | None = None
-    index = 0
-    while index < len(tex):
-        char = tex[index]
-        if char in "_^":
-            end = _skip_group(tex, index + 1)
-            script = tex[index + 1 : end].strip()
-            if script.startswith("{") and script.endswith("}"):
-                script = script[1:-1].strip()
-            named = None if script.startswith("\\mathit") else _NAMED.fullmatch(script)
-            label = named and re.sub(r"\\[,;:! ]|\\[A-Za-z]+", "", named.group(1)).strip()
-            if char == "_" and label and found_last is not None:
-                found.add(f"{found_last}_{label}")
-                if not re.search(rf"(?<![\\A-Za-z]){re.escape(found_last)}(?![_A-Za-z])", tex):
-                    found.discard(found_last)  # only ever seen with this subscript
-                index = end
-                continue
-            index += 1  # an index or a label: its letters are symbols too
-            continue
-        found_last = None
-        named = _NAMED.match(tex, index)
-        if named:
-            words = re.sub(r"\\[,;:! ]|\\[A-Za-z]+", "", named.group(1)).strip()
-            if words and " " not in words and words not in _WORDS_IN_TEXT:
-                found.add(words)
-                found_last = words
-            index = named.end()
-            continue
-        command = re.match(r"\\([A-Za-z]+)", tex[index:])
-        if command:
-            name = command.group(1)
-            if re.fullmatch(GREEK, name) or name == "ell" or name.startswith(("mathbb", "mathcal")):
-                found.add(f"\\{name}")
-                found_last = f"\\{name}"
-            index += command.end()
-            continue
-        if char.isalpha():
-            found.add(char)
-            found_last = char
-        index += 1
-    return found
-
 
 def notation_table(text: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
     """(symbol -> line, problems) of the notation page's tables.
 
-    Each row's first cell is one formula naming one symbol; a row that names
-    none or several, and a symbol named by two rows, are problems.
+    Symbols are :func:`~book.mathml.symbols`'s. Each row's first cell is one
+    formula naming one symbol; a row that names none or several, and a symbol
+    named by two rows, are problems.
     """
     table: dict[str, int] = {}
     found = []
     for line, formula in first_cell_formulas(text):
-        named = symbols_in(formula)
+        try:
+            named = symbols(formula)
+        except Unreadable as exc:
+            found.append((line, f"${formula}$ cannot be read: {exc}"))
+            continue
         if len(named) != 1:
             found.append((line, f"a row must name one symbol; ${formula}$ names {sorted(named)}"))
             continue
@@ -767,7 +723,10 @@ def check_notation(doctree: nodes.document, docname: str, table: set[str], page:
     if docname.startswith(("api", "gen_modules")):
         return
     for formula in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
-        missing = sorted(symbols_in(formula.astext()) - table)
+        try:
+            missing = sorted(symbols(formula.astext()) - table)
+        except Unreadable:
+            continue  # the HTML writer reports it, with its line
         if missing:
             where = formula.line or None
             logger.warning(

@@ -63,6 +63,7 @@ from sphinx_exercise.nodes import (  # type: ignore[import-untyped]
     solution_node,
 )
 
+from . import mathml
 from .config import book_config, validated
 
 if TYPE_CHECKING:
@@ -73,16 +74,15 @@ if TYPE_CHECKING:
 
 #: The longest description: about what search engines show.
 DESCRIPTION_CHARS = 160
-#: A LaTeX command name, or a grouping character, in a formula.
-_LATEX_NOISE = re.compile(r"\\(?:left|right|[a-zA-Z]+)\s*|[{}]")
 
 
 def _plain(node: nodes.Node) -> str:
-    """The text of ``node``, each formula without its LaTeX commands."""
+    """The text of ``node``, each formula as the characters its MathML shows."""
     if isinstance(node, nodes.math):
-        latex = node.astext().replace(r"\times", "\N{MULTIPLICATION SIGN}")
-        latex = re.sub(r"\\in(?![a-zA-Z])", "\N{ELEMENT OF}", latex)
-        return _LATEX_NOISE.sub("", latex).replace("^", "").replace("_", "")
+        try:
+            return mathml.text(node.astext())
+        except mathml.Unreadable:  # the HTML writer reports it, with its line
+            return node.astext()
     if isinstance(node, nodes.Text):
         return str(node)
     return "".join(_plain(child) for child in node.children)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 from xml.etree.ElementTree import Element, SubElement, tostring
 
@@ -580,8 +581,13 @@ def _words(exception: Exception) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower()
 
 
-def mathml(latex: str, *, display: bool) -> str:
-    """The ``<math>`` element for ``latex``, with its TeX as annotation; raises Unreadable."""
+def element(latex: str, *, display: bool = False) -> Element:
+    """``latex`` read into MathML Core (see the module's docstring); raises Unreadable.
+
+    The book's one reader of LaTeX: the HTML's formulas, the search summary's
+    text of a formula (:func:`text`) and the notation check's symbols
+    (:func:`symbols`) all come from this tree.
+    """
     try:
         math = convert_to_element(for_converter(latex), display="block" if display else "inline")
     except Unreadable:
@@ -589,6 +595,12 @@ def mathml(latex: str, *, display: bool) -> str:
     except Exception as exc:  # latex2mathml's own errors, and what its parser trips on
         raise Unreadable(_words(exc)) from exc
     core(math)
+    return math
+
+
+def mathml(latex: str, *, display: bool) -> str:
+    """The ``<math>`` element for ``latex``, with its TeX as annotation; raises Unreadable."""
+    math = element(latex, display=display)
     semantics = Element("semantics")
     for child in list(math):
         math.remove(child)
@@ -596,6 +608,113 @@ def mathml(latex: str, *, display: bool) -> str:
     SubElement(semantics, "annotation", encoding="application/x-tex").text = latex
     math.append(semantics)
     return tostring(math, encoding="unicode", short_empty_elements=False)
+
+
+#: Characters MathML writes that a reader does not see: function application,
+#: invisible times, separator and plus.
+_INVISIBLE = dict.fromkeys(map(ord, "\u2061\u2062\u2063\u2064"))
+
+
+#: Relations and binary operators, which read as words of their own (``n \\times d``
+#: reads n, times sign, d with spaces between).
+_SPACED = frozenset(
+    "=+\N{MINUS SIGN}\N{MULTIPLICATION SIGN}\N{ELEMENT OF}\N{LESS-THAN OR EQUAL TO}"
+    "\N{GREATER-THAN OR EQUAL TO}\N{ALMOST EQUAL TO}\N{RIGHTWARDS ARROW}\N{LEFTWARDS ARROW}"
+)
+
+
+def text(latex: str) -> str:
+    """The characters a browser shows of ``latex``, relations spaced; raises Unreadable.
+
+    ``n \\times d`` is n, a space, the times sign, a space, d; ``QK^\\top`` is
+    QK and the down tack; ``\\sqrt{d_k}`` is dk (a root sign is drawn, not
+    written); ``[-1, 1]`` has the minus sign and a space after the comma.
+    """
+    parts = []
+    for token in element(latex).iter():
+        if token.tag in _TOKENS and token.text:
+            spaced = token.tag == "mo" and token.text in _SPACED and token.get("form") != "prefix"
+            parts.append(f" {token.text} " if spaced else token.text)
+            if token.tag == "mo" and token.text in ",;":
+                parts.append(" ")
+    return " ".join("".join(parts).translate(_INVISIBLE).split())
+
+
+#: TeX's own operator names (``\log``, ``\max`` ...): functions every reader
+#: knows, which a book's notation does not define.
+TEX_OPERATORS = frozenset(
+    {
+        *("arccos", "arcsin", "arctan", "arg", "cos", "cosh", "cot", "coth", "csc", "deg"),
+        *("det", "dim", "exp", "gcd", "hom", "inf", "ker", "lg", "lim", "liminf", "limsup"),
+        *("ln", "log", "max", "min", "Pr", "sec", "sin", "sinh", "sup", "tan", "tanh"),
+    }
+)
+#: Words that ``\text`` puts between formulas rather than naming anything.
+TEXT_WORDS = frozenset({"for", "if", "and", "or", "where", "otherwise", "with", "of", "is", "else"})
+
+
+def _name(token: Element) -> str | None:
+    """The symbol a token names: a letter (Latin, Greek, double-struck ...) or a word."""
+    if token.tag not in ("mi", "mtext") or len(token):
+        return None
+    written = (token.text or "").replace("\N{THIN SPACE}", "").strip()
+    if not written or not all(char.isalpha() for char in written):
+        return None  # a symbol (∞, ∂), a number, or several words
+    if len(written) > 1:  # a name: pos, softmax, FF (its style is its font, not its name)
+        written = unicodedata.normalize("NFKC", written)
+        if written in TEX_OPERATORS or written in TEXT_WORDS:
+            return None
+    elif token.tag == "mtext":
+        return None if written in TEXT_WORDS else written
+    return written
+
+
+def _label(script: Element) -> str | None:
+    """A subscript that is part of its symbol's name (the ``head`` of ``d_\\text{head}``).
+
+    Such a label is upright: text, or upright letters. An italic name is a
+    variable of its own (the ``pos`` of ``x_{\\mathit{pos}}``).
+    """
+    while script.tag == "mrow" and len(script) == 1:
+        script = script[0]
+    written = script.text or ""
+    upright = script.get("mathvariant") == "normal" or (
+        len(written) > 1 and unicodedata.normalize("NFKC", written) == written
+    )
+    if script.tag == "mtext" or (script.tag == "mi" and upright):
+        return _name(script)
+    return None
+
+
+def symbols(latex: str) -> set[str]:
+    """The symbols a formula uses: letters, Greek letters and names, as the page shows them.
+
+    A letter counts as the character the page shows (``\\mathbb{R}`` is the
+    double-struck R, ``\\ell`` the script l), a name
+    (``\\operatorname{softmax}``, ``\\mathit{pos}``) as its letters. The
+    letters of subscripts and superscripts count as symbols of their own (the
+    ``i`` of ``x_i``), except a named subscript, which is part of its symbol:
+    ``d_\\text{head}`` is ``d_head``. TeX's operators
+    (``\\log``) and ``\\text``'s joining words are no symbols. Raises Unreadable.
+    """
+    found: set[str] = set()
+
+    def visit(node: Element) -> None:
+        if node.tag in ("msub", "msubsup") and len(node) >= 2:
+            base, label = _name(node[0]), _label(node[1])
+            if base is not None and label is not None:
+                found.add(f"{base}_{label}")
+                for rest in node[2:]:
+                    visit(rest)
+                return
+        name = _name(node)
+        if name is not None:
+            found.add(name)
+        for child in node:
+            visit(child)
+
+    visit(element(latex, display=True))
+    return found
 
 
 def render(latex: str, *, display: bool, node: nodes.Node | None = None) -> str:
