@@ -8,6 +8,7 @@ tried on figures made to break them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -170,3 +171,34 @@ def test_alt_text_names_series_every_panel_shares_once() -> None:
         "Panel 2, 2 lines of loss against step. Series: seed 0, seed 1."
     )
     plt.close(fig)
+
+
+def test_the_gallery_scraper_shows_each_figure_at_half_its_width(tmp_path: Path) -> None:
+    from book.figures import scraper
+    from PIL import Image
+
+    images = tmp_path / "auto_examples" / "images"
+    images.mkdir(parents=True)
+    paths = iter(images / f"sphx_glr_plot_x_{n:03}.png" for n in range(1, 9))
+    for title in ("Scores", "Weights"):
+        _, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([0, 1], [0, 1])
+        ax.set_title(title)
+    rst = scraper(None, {"image_path_iterator": paths}, {"src_dir": str(tmp_path)})
+    assert plt.get_fignums() == []  # every figure saved and closed
+    with Image.open(images / "sphx_glr_plot_x_001.png") as image:
+        width = image.size[0]
+    assert width > 4 * 100  # saved at savefig.dpi (192 per inch, the margins cropped)
+    assert rst.count(f":width: {round(width / book_figures.SCALE)}px") == 2
+    assert ".. image:: /auto_examples/images/sphx_glr_plot_x_002.png" in rst
+    assert ".. rst-class:: sphx-glr-horizontal" in rst
+    # describe_figure's alt text, one per figure
+    alts = [line.split(":alt: ", 1)[1] for line in rst.splitlines() if ":alt: " in line]
+    assert len(alts) == 2
+    assert "Scores" in alts[0]
+    assert "Weights" in alts[1]
+    _, ax = plt.subplots(figsize=(4, 3))
+    one = scraper(None, {"image_path_iterator": paths}, {"src_dir": str(tmp_path)})
+    assert one.startswith("\n.. image:: /auto_examples/images/sphx_glr_plot_x_003.png\n")
+    assert ":class: sphx-glr-single-img" in one
+    assert scraper(None, {"image_path_iterator": paths}, {"src_dir": str(tmp_path)}) == ""

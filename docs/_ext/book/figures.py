@@ -6,8 +6,8 @@ The figure settings themselves, which the kernels and the examples share, are
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from textwrap import indent
 from typing import TYPE_CHECKING, Any
 
 from book_figures import apply, check_figure, check_width, describe_figure, palette_png
@@ -57,46 +57,46 @@ def reset_for_gallery(gallery_conf: dict[str, Any], fname: str) -> None:
     apply()
 
 
-_IMAGE_SG = re.compile(
-    r"^(?P<indent> *)\.\. image-sg:: (?P<uri>/\S+)\n(?P<options>(?:(?P=indent) +:.*\n)*)",
-    re.MULTILINE,
-)
-_SRCSET = re.compile(r"^(?P<indent> +):srcset: .*$", re.MULTILINE)
-_ALT = re.compile(r"^(?P<indent> +):alt: .*$", re.MULTILINE)
+def _image_rst(uri: str, alt: str, px: int, classes: str) -> str:
+    """An ``image`` directive for the figure at ``uri`` (a path from the docs' root)."""
+    return f".. image:: {uri}\n   :alt: {alt}\n   :width: {px}px\n   :class: {classes}\n"
 
 
 def scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
-    """sphinx-gallery image scraper: Matplotlib's, with each image shown at half its width.
+    """sphinx-gallery image scraper: each open figure saved, and shown at half its width.
 
-    Each image's alt text is :func:`describe_figure`'s, not sphinx-gallery's
-    (the axes' titles alone).
-
-    The figures are saved at ``savefig.dpi`` (192, from :data:`RC`). Each
-    ``image-sg`` (whose only source is that PNG) becomes a plain ``image``
-    with a ``:width:`` of half the PNG's width, the way :func:`png_with_width`
-    does it for the lesson pages.
+    Saves each figure where sphinx-gallery's ``image_path_iterator`` says, at
+    ``savefig.dpi`` (192, from :data:`book_figures.RC`), after
+    :func:`check_figure`; its reST is a plain ``image`` with a ``:width:`` of
+    half the PNG's width (:func:`check_width`, as :func:`png_with_width` does
+    it for the lesson pages) and :func:`describe_figure`'s alt text. Several
+    figures of one block sit in sphinx-gallery's horizontal list, with its
+    classes. sphinx-gallery's own ``image-sg`` has no width, so this writes
+    the reST itself rather than editing what ``figure_rst`` writes.
     """
     import matplotlib.pyplot as plt
     from PIL import Image
-    from sphinx_gallery.scrapers import matplotlib_scraper
 
-    figures = [plt.figure(number) for number in plt.get_fignums()]
-    for fig in figures:
-        check_figure(fig)
-    rst = matplotlib_scraper(block, block_vars, gallery_conf)
-    shown = iter(figures)
-
-    def add_width(match: re.Match[str]) -> str:
-        path = Path(gallery_conf["src_dir"]) / match["uri"].lstrip("/")
-        width, _ = Image.open(path).size
-        fig = next(shown)
-        px = check_width(fig, width)
-        options = _SRCSET.sub(lambda line: f"{line['indent']}:width: {px}px", match["options"])
-        alt = describe_figure(fig)
-        options = _ALT.sub(lambda line: f"{line['indent']}:alt: {alt}", options)
-        return f"{match['indent']}.. image:: {match['uri']}\n{options}"
-
-    return _IMAGE_SG.sub(add_width, rst)
+    source = Path(gallery_conf["src_dir"])
+    shown = []
+    try:
+        for number, path in zip(plt.get_fignums(), block_vars["image_path_iterator"], strict=False):
+            fig = plt.figure(number)
+            check_figure(fig)
+            fig.savefig(path)
+            with Image.open(path) as image:
+                px = check_width(fig, image.size[0])
+            shown.append(
+                ("/" + Path(path).relative_to(source).as_posix(), describe_figure(fig), px)
+            )
+    finally:
+        plt.close("all")
+    if len(shown) == 1:
+        return "\n" + _image_rst(*shown[0], "sphx-glr-single-img")
+    items = [
+        "\n    *\n\n" + indent(_image_rst(*image, "sphx-glr-multi-img"), " " * 6) for image in shown
+    ]
+    return "\n.. rst-class:: sphx-glr-horizontal\n\n" + "".join(items) if items else ""
 
 
 def quantise_gallery_images(app: Sphinx) -> None:
