@@ -30,18 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-# The book's settings (standard library only): book_tools.py, next to pyproject.toml.
-sys.path.insert(0, str(ROOT))
-from book_tools import BUILD_ENV, THREADS  # noqa: E402
+from fresh_runs import THREADS, fresh_run, spread
 
 
 @dataclass(frozen=True)
@@ -101,19 +93,7 @@ print(json.dumps({
 
 def train(model: Model, kwargs: dict[str, int]) -> dict[str, Any]:
     """Run ``model``'s experiment with ``kwargs`` in a fresh process; its figures."""
-    env = {**os.environ, **BUILD_ENV, "PYTHONPATH": str(ROOT)}
-    env.pop("LESSONS_CODE_RESULTS", None)  # every run trains
-    arguments = [model.module, model.function, json.dumps(kwargs), str(THREADS)]
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, *arguments],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return row
+    return fresh_run(CHILD, model.module, model.function, json.dumps(kwargs), str(THREADS))
 
 
 def main() -> None:
@@ -154,15 +134,11 @@ def main() -> None:
             )
             for source, target, predicted in row["failures"]:
                 print(f"      e.g. {source!r} -> {predicted!r} (expected {target!r})")
-    spread = len(args.seeds) > 1
     for model in models:
         accuracies = [row["accuracy"] for row in rows[model.label]]
         seconds = [row["train_seconds"] for row in rows[model.label]]
         print(
-            f"{model.label}: mean {statistics.mean(accuracies):.2%}"
-            + (f" (sample std {statistics.stdev(accuracies):.2%})" if spread else "")
-            + f"; training {statistics.mean(seconds):.1f} s"
-            + (f" (sample std {statistics.stdev(seconds):.1f} s)" if spread else "")
+            f"{model.label}: mean {spread(accuracies, '.2%')}; training {spread(seconds, '.1f')} s"
         )
         met = max(seconds) <= model.max_seconds and (
             model.min_accuracy is None or min(accuracies) >= model.min_accuracy

@@ -30,18 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-# The book's settings (standard library only): book_tools.py, next to pyproject.toml.
-sys.path.insert(0, str(ROOT))
-from book_tools import BUILD_ENV, THREADS  # noqa: E402
+from fresh_runs import THREADS, fresh_run, spread
 
 #: The ViT's training-time goal (issue 46), seconds on one thread.
 VIT_SECONDS = 20.0
@@ -99,26 +91,7 @@ print(json.dumps({
 
 def train(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Run ``train_digit_model(**kwargs)`` in a fresh process; its figures."""
-    env = {**os.environ, **BUILD_ENV, "PYTHONPATH": str(ROOT)}
-    env.pop("LESSONS_CODE_RESULTS", None)  # every run trains
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(kwargs), str(THREADS)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return row
-
-
-def spread(values: list[float], fmt: str) -> str:
-    """``mean (sample std s)``, or the mean alone for one value."""
-    text = format(statistics.mean(values), fmt)
-    if len(values) > 1:
-        text += f" (sample std {format(statistics.stdev(values), fmt)})"
-    return text
+    return fresh_run(CHILD, json.dumps(kwargs), str(THREADS))
 
 
 def main() -> None:
