@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from book.execution import code_of, first_code_line, imported_modules
+from book.execution import code_of, imported_modules
 from book.pages import image_sources, is_lesson, lesson_pages, read_page
 
 HEADER = """---
@@ -67,10 +67,15 @@ def test_imports_in_cells_with_options_are_seen() -> None:
     assert "lessons_code.positional" in names
 
 
-def test_a_failing_cell_is_located_at_its_first_line_of_code() -> None:
-    hidden = read_page(PAGE).code_cells[0]
-    line = first_code_line(PAGE, hidden.line, hidden.source)
-    assert PAGE.splitlines()[line - 1] == hidden.source
+def test_each_code_cell_knows_the_page_line_of_its_code() -> None:
+    lines = PAGE.split("\n")
+    for cell in read_page(PAGE).code_cells:
+        assert lines[cell.body_line - 1 :][: cell.source.count("\n") + 1] == cell.source.split("\n")
+    page = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n---\n# T\n\n"
+    page += "```{code-cell} ipython3\n:tags: [remove-cell]\n\n\nx = 1\n```\n"
+    (cell,) = read_page(page).code_cells
+    assert cell.source == "\nx = 1"  # MyST-NB keeps the blank line after the options'
+    assert cell.body_line == 11
 
 
 def test_lessons_are_the_myst_notebooks(tmp_path: Path) -> None:

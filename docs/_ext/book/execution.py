@@ -419,16 +419,6 @@ logger = logging.getLogger(__name__)
 _READ: Any = nbformat.read  # untyped
 
 
-def first_code_line(text: str, fence: int, source: str) -> int:
-    """The line (1-based) of ``source``'s first line in the cell fenced at line ``fence``."""
-    first = source.lstrip("\n").split("\n", 1)[0]
-    lines = text.split("\n")
-    for number in range(fence, len(lines)):
-        if lines[number] == first:
-            return number + 1
-    return fence
-
-
 def report_failed_cell(app: Sphinx, doctree: nodes.document) -> None:
     """After a lesson page is read, report the cell whose execution raised, if one did.
 
@@ -461,7 +451,7 @@ def _failed_cell(app: Sphinx, docname: str, text: str) -> tuple[int | None, str 
     for cell, ran in zip(page.cells, cells, strict=True):
         errors = _errors(ran)
         if errors:
-            line = first_code_line(text, cell.line, cell.source)
+            line = cell.body_line + len(cell.source) - len(cell.source.lstrip("\n"))
             return line, f"a code cell raised {errors[0].ename}: {errors[0].evalue}"
     return None, None
 

@@ -80,7 +80,8 @@ class Cell:
     #: Its options (``mystnb`` figure settings, ...), tags included.
     options: Mapping[str, Any]
     #: The page line (1-based) of the first line of :attr:`source`: after a
-    #: code cell's fence and options, a Markdown cell's :attr:`line`.
+    #: code cell's fence and options (Python's line ``n`` of the cell is the
+    #: page's ``body_line + n - 1``), a Markdown cell's :attr:`line`.
     body_line: int
 
     @property
@@ -137,11 +138,12 @@ def read_page(text: str) -> Page:
                 line += 1
             line += 1
         body = line
-        if cell.cell_type == "code" and cell.source:
-            first = cell.source.split("\n", 1)[0]
+        code = cell.source.lstrip("\n")
+        if cell.cell_type == "code" and code:
+            first = code.split("\n", 1)[0]  # found on the page, then back over blank lines
             while body < len(lines) and lines[body] != first:
                 body += 1
-            body += 1
+            body += 1 - (len(cell.source) - len(code))
         tags = frozenset(cell.metadata.get("tags", ()))
         options = MappingProxyType(dict(cell.metadata))  # the cached page is shared
         cells.append(Cell(cell.cell_type, cell.source, tags, line, options, body))
