@@ -326,8 +326,9 @@ def scaled_dot_product_attention(
             )
 
     # Scaling q (T_q * d_k numbers) rather than the scores (T_q * T_k
-    # numbers) gives the same scores with less work, and the same rounding
-    # when sqrt(d_k) is a power of two (d_k = 1, 4, 16, 64, ...).
+    # numbers) gives the same scores, with fewer divisions when d_k < T_k,
+    # and the same rounding when sqrt(d_k) is a power of two (d_k = 1, 4,
+    # 16, 64, ...).
     scores = (q / math.sqrt(d_k)) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))  # weight 0
