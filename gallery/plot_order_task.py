@@ -87,8 +87,8 @@ epochs, lr = defaults["epochs"].default, defaults["lr"].default
 print(f"epochs = {epochs}, learning rate = {lr}")
 
 runs = run_order_grid(seq_lens=(8,), seeds=range(5), device=device)
-training = sum(run.seconds for run in runs)
-print(f"{len(runs)} runs, {training:.1f} s of training in all, on {device}")
+training = sum(run.seconds for run in runs)  # each run's own clock
+print(f"{len(runs)} runs on {device}: {training:.1f} s of training, summed")
 
 # %%
 # Test accuracy, run by run

@@ -62,8 +62,8 @@ epochs, lr = defaults["epochs"].default, defaults["lr"].default
 print(f"epochs = {epochs}, learning rate = {lr}")
 
 runs = run_order_grid(seq_lens=(32,), seeds=range(5), device=device)
-training = sum(run.seconds for run in runs)
-print(f"{len(runs)} runs, {training:.1f} s of training in all, on {device}")
+training = sum(run.seconds for run in runs)  # each run's own clock
+print(f"{len(runs)} runs on {device}: {training:.1f} s of training, summed")
 
 # %%
 # Test accuracy, run by run
@@ -124,7 +124,7 @@ plt.show()
 # Training losses
 # ---------------
 # With the encoding the loss falls close to zero, as at :math:`T = 8`.
-# Without it the loss creeps down only as the model memorises training
+# Without it the loss falls too, but only as the model memorises training
 # sequences through their noise, which the test accuracy above shows does
 # not carry over to new ones. The curves are means over the seeds.
 
@@ -144,15 +144,15 @@ plt.show()
 
 # %%
 # How long each run takes to fit its training set: the first epoch at which
-# its training loss is below 0.1 (the number of epochs when it never gets
-# there), next to its accuracies. The lesson on positional encoding sets
+# its training loss is below 0.1 ("never" when it does not get there), next
+# to its accuracies. The lesson on positional encoding sets
 # these counts beside the same counts at :math:`T = 8`.
 
 
-def first_epoch_below(losses: list[float], level: float) -> int:
-    """Index of the first loss under ``level``; ``len(losses)`` if none."""
+def first_epoch_below(losses: list[float], level: float) -> int | str:
+    """Index of the first loss under ``level``; "never" if none."""
     return next(
-        (i for i, loss in enumerate(losses) if loss < level), len(losses)
+        (i for i, loss in enumerate(losses) if loss < level), "never"
     )
 
 
