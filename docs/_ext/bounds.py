@@ -1,8 +1,10 @@
-"""Round a bound the safe way for the digits the prose prints.
+"""Values as the prose prints them: bounds rounded the safe way, counts in words.
 
 A lesson page's removed cells glue a bound, "at least a" or "at most b", with
 :func:`at_least` or :func:`at_most` and the format its prose prints it with,
-and :mod:`claims` checks that they did. This module imports nothing from
+and :mod:`claims` checks that they did. A count that is 0 under some
+arithmetic is glued through :func:`in_words`, since the prose checks refuse a
+pasted zero. This module imports nothing from
 Sphinx, so the page's cells can use it wherever they run: in the build, and
 in the tests that run a lesson notebook with its removed cells in a reader's
 environment.
@@ -39,3 +41,8 @@ def at_least(value: float, spec: str) -> float:
 def at_most(value: float, spec: str) -> float:
     """``value`` rounded up to the digits ``format(_, spec)`` prints (see :func:`at_least`)."""
     return _rounded(value, spec, ROUND_CEILING)
+
+
+def in_words(count: int) -> str:
+    """``count`` as a sentence reads it: ``"none"`` for 0, its digits otherwise."""
+    return str(count) if count else "none"

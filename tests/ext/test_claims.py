@@ -17,7 +17,7 @@ from book.checks import (
     repeated_values,
     rounds_to_whole,
 )
-from bounds import at_least, at_most
+from bounds import at_least, at_most, in_words
 from ext_support import Book, warnings
 
 
@@ -62,6 +62,10 @@ def test_bounds_round_the_safe_way_and_print_exactly(
     assert (at_least(value, spec), at_most(value, spec)) == (low, high)
     for bound in (low, high):
         assert float(format(bound, spec).replace(",", "")) == bound
+
+
+def test_a_count_reads_as_a_word_only_when_it_is_zero() -> None:
+    assert [in_words(count) for count in (0, 1, 12)] == ["none", "1", "12"]
 
 
 @pytest.mark.parametrize(
