@@ -22,8 +22,8 @@ with ``pip install lessons_code-*.whl matplotlib pandas``.
 # inside the package; each run seeds its own model with ``torch.manual_seed``,
 # so the whole table is reproducible on a CPU with the same number of threads.
 # The models are tiny: on a CPU, several threads spend more time waiting for
-# each other than computing, so this example trains on one thread (and puts
-# the setting back at the end).
+# each other than computing, so this example gives each run one thread (and
+# puts the setting back at the end).
 
 import inspect
 
@@ -88,7 +88,8 @@ print(f"epochs = {epochs}, learning rate = {lr}")
 
 runs = run_order_grid(seq_lens=(8,), seeds=range(5), device=device)
 training = sum(run.seconds for run in runs)  # each run's own clock
-print(f"{len(runs)} runs on {device}: {training:.1f} s of training, summed")
+print(f"{len(runs)} runs on {device}, trained side by side;")
+print(f"their training times add up to {training:.1f} s")
 
 # %%
 # Test accuracy, run by run
